@@ -1,0 +1,105 @@
+"""The task adapter: everything RewardSmith needs to know about one RL task.
+
+An adapter turns an environment's observation (and, where it helps, simulator state) into named
+state fields, scores an episode with a fitness that no reward function can see, and ships the
+environment's own reward and a sparse reward written in the reward contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+
+from rewardsmith.envs.schema import StateSchema
+
+RewardKind = Literal["human", "sparse"]
+
+
+@dataclass
+class Episode:
+    """One finished episode: `states[f]` has T+1 rows (the reset state first), `actions` T rows."""
+
+    states: dict[str, np.ndarray]
+    actions: np.ndarray
+    env_rewards: np.ndarray
+    terminated: bool
+    truncated: bool
+
+    @property
+    def length(self) -> int:
+        return len(self.env_rewards)
+
+
+@dataclass
+class TrainingDefaults:
+    """How a task is trained unless the user says otherwise (in the spirit of rl-baselines3-zoo)."""
+
+    algo: str = "ppo"
+    steps: int = 100_000
+    n_envs: int = 8
+    normalize_obs: bool = False
+    eval_episodes: int = 5
+    hyperparams: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class TaskAdapter:
+    """Base class for tasks; subclasses set the class attributes and implement the hooks."""
+
+    id: str
+    env_id: str
+    goal: str
+    schema: StateSchema
+    fitness_description: str
+    success_description: str | None = None
+    make_kwargs: dict[str, Any] = {}  # noqa: RUF012 - read-only class default
+    training = TrainingDefaults()
+
+    @property
+    def has_success(self) -> bool:
+        return self.success_description is not None
+
+    def make_env(self) -> gym.Env:
+        """A fresh single environment (vectorisation happens in the worker)."""
+        return gym.make(self.env_id, **self.make_kwargs)
+
+    def state_fields(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
+        """The named fields of one environment's current state, after a reset or a step."""
+        raise NotImplementedError
+
+    def fitness(self, episode: Episode) -> float:
+        """How well the episode did the task, from episode data only (never from a reward)."""
+        raise NotImplementedError
+
+    def success(self, episode: Episode) -> bool | None:
+        """Whether the episode achieved the goal; None for tasks without a success notion."""
+        return None
+
+    def reward_source(self, kind: RewardKind) -> str:
+        """The contract-form source of the task's human (shipped) or sparse reward."""
+        name = f"{self.id.replace('-', '_')}_{kind}.py"
+        return resources.files("rewardsmith.envs.rewards").joinpath(name).read_text()
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-friendly description for `rewardsmith tasks` and the prompts."""
+        return {
+            "id": self.id,
+            "env_id": self.env_id,
+            "goal": self.goal,
+            "fields": [f.to_dict() for f in self.schema.fields],
+            "fitness": self.fitness_description,
+            "success": self.success_description,
+            "default_algo": self.training.algo,
+            "default_steps": self.training.steps,
+        }
+
+
+def reward_file_source(path: Path) -> str:
+    """Read a reward file with an error that says what to do when it is missing."""
+    if not path.is_file():
+        raise FileNotFoundError(f"reward file {path} does not exist; pass human, sparse, or a path")
+    return path.read_text()

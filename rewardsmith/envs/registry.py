@@ -1,0 +1,69 @@
+"""The task registry: string ids mapped to lazily imported adapter classes, like Gymnasium's."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from rewardsmith.envs.adapter import TaskAdapter
+
+
+class TaskNotFoundError(LookupError):
+    """An unknown task id; the message lists the known ones."""
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    id: str
+    entry_point: str  # "package.module:ClassName"
+
+
+_REGISTRY: dict[str, TaskSpec] = {}
+
+
+def register(task_id: str, entry_point: str) -> None:
+    """Register a task; the module is only imported when the task is loaded."""
+    if ":" not in entry_point:
+        raise ValueError(f"entry point {entry_point!r} must look like 'package.module:ClassName'")
+    _REGISTRY[task_id] = TaskSpec(task_id, entry_point)
+
+
+def list_tasks() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def load_task(task_id: str | None = None, task_file: Path | str | None = None) -> TaskAdapter:
+    """The adapter for a registered id, or for a user task file (which wins when both are given)."""
+    if task_file is not None:
+        from rewardsmith.envs.task_file import load_task_file
+
+        return load_task_file(Path(task_file))
+    if task_id is None:
+        raise TaskNotFoundError("name a task (see `rewardsmith tasks`) or pass --task-file")
+    spec = _REGISTRY.get(task_id)
+    if spec is None:
+        known = ", ".join(list_tasks())
+        raise TaskNotFoundError(
+            f"unknown task {task_id!r}; known tasks: {known}. "
+            "For another Gymnasium environment, write a task file and pass --task-file."
+        )
+    module_name, _, attr = spec.entry_point.partition(":")
+    adapter_class = getattr(importlib.import_module(module_name), attr)
+    adapter: TaskAdapter = adapter_class()
+    return adapter
+
+
+for _task_id, _entry in {
+    "cartpole": "rewardsmith.envs.tasks.classic:CartPole",
+    "acrobot": "rewardsmith.envs.tasks.classic:Acrobot",
+    "mountaincar-continuous": "rewardsmith.envs.tasks.classic:MountainCarContinuous",
+    "pendulum": "rewardsmith.envs.tasks.classic:Pendulum",
+    "lunarlander": "rewardsmith.envs.tasks.box2d:LunarLander",
+    "halfcheetah": "rewardsmith.envs.tasks.mujoco:HalfCheetah",
+    "hopper": "rewardsmith.envs.tasks.mujoco:Hopper",
+    "walker2d": "rewardsmith.envs.tasks.mujoco:Walker2d",
+    "ant": "rewardsmith.envs.tasks.mujoco:Ant",
+    "humanoid": "rewardsmith.envs.tasks.mujoco:Humanoid",
+}.items():
+    register(_task_id, _entry)

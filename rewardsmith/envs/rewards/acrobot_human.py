@@ -1,0 +1,9 @@
+"""Acrobot-v1's own reward: -1 per step until the tip rises above the line, 0 on that step."""
+
+import numpy as np
+
+
+def compute_reward(state, action, next_state):
+    reached = next_state.tip_height > 1.0
+    time_penalty = np.where(reached, 0.0, -1.0)
+    return time_penalty, {"time_penalty": time_penalty}

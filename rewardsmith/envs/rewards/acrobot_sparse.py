@@ -1,0 +1,8 @@
+"""Sparse Acrobot reward: +1 only on reaching the goal height."""
+
+import numpy as np
+
+
+def compute_reward(state, action, next_state):
+    reached = (next_state.tip_height > 1.0).astype(np.float64)
+    return reached, {"goal": reached}

@@ -1,0 +1,180 @@
+"""Gymnasium v5 MuJoCo locomotion tasks: HalfCheetah, Hopper, Walker2d, Ant, Humanoid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from rewardsmith.envs.adapter import Episode, TaskAdapter, TrainingDefaults
+from rewardsmith.envs.schema import Field, StateSchema
+
+# rl-baselines3-zoo's MuJoCo PPO settings (normalised observations), with a higher learning rate
+# so that learning shows within the few hundred thousand steps a CPU can afford.
+_MUJOCO_PPO = {
+    "n_steps": 512,
+    "batch_size": 64,
+    "gamma": 0.98,
+    "learning_rate": 1e-4,
+    "ent_coef": 0.0004,
+    "clip_range": 0.1,
+    "n_epochs": 20,
+    "gae_lambda": 0.92,
+    "max_grad_norm": 0.8,
+    "vf_coef": 0.58,
+    "policy_kwargs": {
+        "log_std_init": -2,
+        "ortho_init": False,
+        "activation_fn": "relu",
+        "net_arch": {"pi": [256, 256], "vf": [256, 256]},
+    },
+}
+_MUJOCO_SAC = {"learning_starts": 5_000, "batch_size": 256, "policy_kwargs": {"net_arch": [256, 256]}}
+
+
+def _training(steps: int) -> TrainingDefaults:
+    return TrainingDefaults(
+        algo="ppo",
+        steps=steps,
+        n_envs=1,
+        normalize_obs=True,
+        eval_episodes=3,
+        hyperparams={"ppo": _MUJOCO_PPO, "sac": _MUJOCO_SAC},
+    )
+
+
+_X_POSITION = Field("x_position", "forward position of the torso", "m")
+_X_VELOCITY = Field("x_velocity", "forward velocity of the torso over the last step", "m/s")
+_HEALTHY = Field("is_healthy", "1.0 while the body is in its healthy range (not fallen), else 0.0")
+
+
+class _Locomotion(TaskAdapter):
+    """Shared field extraction: positions and velocities read from MuJoCo's `data`."""
+
+    fitness_description = "distance travelled forward in the episode (m)"
+    joint_slice: slice
+    joint_velocity_slice: slice
+    height_index: int
+    planar: bool = True
+
+    def state_fields(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
+        base = env.unwrapped
+        qpos, qvel = base.data.qpos, base.data.qvel  # type: ignore[attr-defined]
+        fields: dict[str, Any] = {
+            "x_position": info.get("x_position", float(qpos[0])),
+            "x_velocity": info.get("x_velocity", float(qvel[0])),
+            "torso_height": float(qpos[self.height_index]),
+            "joint_angles": qpos[self.joint_slice].copy(),
+            "joint_velocities": qvel[self.joint_velocity_slice].copy(),
+        }
+        if self.planar:
+            fields["torso_angle"] = float(qpos[2])
+        else:
+            fields["y_position"] = info.get("y_position", float(qpos[1]))
+            fields["y_velocity"] = info.get("y_velocity", float(qvel[1]))
+            fields["torso_orientation"] = qpos[3:7].copy()
+            fields["contact_forces"] = base.data.cfrc_ext[1:].ravel().copy()  # type: ignore[attr-defined]
+        if "is_healthy" in self.schema.names:
+            fields["is_healthy"] = 1.0 if base.is_healthy else 0.0  # type: ignore[attr-defined]
+        return fields
+
+    def fitness(self, episode: Episode) -> float:
+        x = episode.states["x_position"]
+        return float(x[-1] - x[0])
+
+
+def _planar_fields(n_joints: int, healthy: bool) -> StateSchema:
+    fields = [
+        _X_POSITION,
+        _X_VELOCITY,
+        Field("torso_height", "height of the torso above the ground", "m"),
+        Field("torso_angle", "pitch of the torso; 0 is its starting posture", "rad"),
+        Field("joint_angles", "angles of the leg joints (thigh, leg, foot, ...)", "rad", (n_joints,)),
+        Field("joint_velocities", "angular velocities of the leg joints", "rad/s", (n_joints,)),
+    ]
+    if healthy:
+        fields.append(_HEALTHY)
+    return StateSchema(tuple(fields))
+
+
+def _spatial_fields(n_joints: int, n_bodies: int) -> StateSchema:
+    return StateSchema(
+        (
+            _X_POSITION,
+            Field("y_position", "sideways position of the torso", "m"),
+            _X_VELOCITY,
+            Field("y_velocity", "sideways velocity of the torso over the last step", "m/s"),
+            Field("torso_height", "height of the torso above the ground", "m"),
+            Field("torso_orientation", "torso orientation quaternion (w, x, y, z)", "", (4,)),
+            Field("joint_angles", "angles of the limb joints", "rad", (n_joints,)),
+            Field("joint_velocities", "angular velocities of the limb joints", "rad/s", (n_joints,)),
+            Field(
+                "contact_forces",
+                f"external contact forces and torques on the {n_bodies} bodies (6 per body)",
+                "N, N m",
+                (6 * n_bodies,),
+            ),
+            _HEALTHY,
+        )
+    )
+
+
+class HalfCheetah(_Locomotion):
+    id = "halfcheetah"
+    env_id = "HalfCheetah-v5"
+    goal = (
+        "Make a two-legged planar cheetah robot run forward (to the right) as fast as possible, "
+        "without wasting effort on large joint torques."
+    )
+    schema = _planar_fields(6, healthy=False)
+    joint_slice, joint_velocity_slice, height_index = slice(3, 9), slice(3, 9), 1
+    training = _training(200_000)
+
+
+class Hopper(_Locomotion):
+    id = "hopper"
+    env_id = "Hopper-v5"
+    goal = (
+        "Make a one-legged planar hopper robot hop forward (to the right) as fast as possible "
+        "without falling over; the episode ends when it falls."
+    )
+    schema = _planar_fields(3, healthy=True)
+    joint_slice, joint_velocity_slice, height_index = slice(3, 6), slice(3, 6), 1
+    training = _training(300_000)
+
+
+class Walker2d(_Locomotion):
+    id = "walker2d"
+    env_id = "Walker2d-v5"
+    goal = (
+        "Make a two-legged planar walker robot walk forward (to the right) as fast as possible "
+        "without falling; the episode ends when it falls."
+    )
+    schema = _planar_fields(6, healthy=True)
+    joint_slice, joint_velocity_slice, height_index = slice(3, 9), slice(3, 9), 1
+    training = _training(300_000)
+
+
+class Ant(_Locomotion):
+    id = "ant"
+    env_id = "Ant-v5"
+    goal = (
+        "Make a four-legged ant robot walk forward along the x axis as fast as possible, "
+        "without flipping over, with modest joint torques and ground impacts."
+    )
+    schema = _spatial_fields(8, 13)
+    joint_slice, joint_velocity_slice, height_index, planar = slice(7, 15), slice(6, 14), 2, False
+    training = _training(500_000)
+
+
+class Humanoid(_Locomotion):
+    id = "humanoid"
+    env_id = "Humanoid-v5"
+    goal = (
+        "Make a 3D humanoid robot walk forward along the x axis as fast as possible without "
+        "falling; the episode ends when its torso drops too low."
+    )
+    schema = _spatial_fields(17, 13)
+    joint_slice, joint_velocity_slice, height_index, planar = slice(7, 24), slice(6, 23), 2, False
+    training = _training(1_000_000)

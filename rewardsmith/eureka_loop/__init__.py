@@ -1,0 +1,1 @@
+"""The evolution loop: designer, critic, preference check, analyzer, selection and LLM access."""

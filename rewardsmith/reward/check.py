@@ -1,0 +1,82 @@
+"""Validate what a reward call returned: the contract's types, shapes and finiteness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rewardsmith.reward.errors import ErrorCategory, RewardError
+
+
+def _as_batch(value: Any, n: int, what: str, step: int | None) -> np.ndarray:
+    if isinstance(value, bool | int | float) or value is None or isinstance(value, str):
+        raise RewardError(
+            ErrorCategory.DTYPE_ERROR if what != "total" else ErrorCategory.RETURN_TYPE_ERROR,
+            f"{what} is a {type(value).__name__}; it must be a numpy array of shape [N] = [{n}]",
+            step=step,
+            component=None if what == "total" else what,
+        )
+    if not isinstance(value, np.ndarray):
+        raise RewardError(
+            ErrorCategory.DTYPE_ERROR,
+            f"{what} is a {type(value).__name__}; it must be a numpy array of shape [{n}]",
+            step=step,
+            component=None if what == "total" else what,
+        )
+    if value.shape != (n,):
+        raise RewardError(
+            ErrorCategory.SHAPE_ERROR,
+            f"{what} has shape {list(value.shape)}; expected [{n}] (one value per environment)",
+            step=step,
+            component=None if what == "total" else what,
+        )
+    if value.dtype.kind not in "fiub":
+        raise RewardError(
+            ErrorCategory.DTYPE_ERROR,
+            f"{what} has dtype {value.dtype}; it must be numeric",
+            step=step,
+            component=None if what == "total" else what,
+        )
+    return value.astype(np.float64, copy=False)
+
+
+def check_output(result: Any, n: int, step: int | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Return (total, components) as float64 arrays of shape [n], or raise the named RewardError."""
+    if not isinstance(result, tuple) or len(result) != 2 or not isinstance(result[1], dict):
+        got = type(result).__name__
+        if isinstance(result, tuple):
+            got = f"a tuple of {len(result)}"
+        raise RewardError(
+            ErrorCategory.RETURN_TYPE_ERROR,
+            f"compute_reward returned {got}; it must return (total, {{name: component}})",
+            step=step,
+        )
+    total = _as_batch(result[0], n, "total", step)
+    components: dict[str, np.ndarray] = {}
+    for name, value in result[1].items():
+        if not isinstance(name, str):
+            raise RewardError(ErrorCategory.RETURN_TYPE_ERROR, f"component key {name!r} is not a string", step=step)
+        components[name] = _as_batch(value, n, name, step)
+    for name, value in components.items():
+        if not np.all(np.isfinite(value)):
+            raise RewardError(
+                ErrorCategory.NONFINITE_REWARD,
+                f"component {name!r} is not finite ({_nonfinite_summary(value)})",
+                step=step,
+                component=name,
+            )
+    if not np.all(np.isfinite(total)):
+        raise RewardError(
+            ErrorCategory.NONFINITE_REWARD,
+            f"the total reward is not finite ({_nonfinite_summary(total)})",
+            step=step,
+            component="total",
+        )
+    return total, components
+
+
+def _nonfinite_summary(values: np.ndarray) -> str:
+    nan = int(np.isnan(values).sum())
+    inf = int(np.isinf(values).sum())
+    return f"{nan} NaN and {inf} inf of {values.size} values"

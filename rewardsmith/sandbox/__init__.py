@@ -1,0 +1,1 @@
+"""Sandboxed execution of candidate rewards: the training worker, the evaluator and executors."""

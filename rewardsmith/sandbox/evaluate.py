@@ -1,0 +1,57 @@
+"""The evaluator: score a trained policy on the task's fitness, without any candidate reward code.
+
+Runs as `python -m rewardsmith.sandbox.evaluate EVAL_DIR POLICY_DIR`, after the training worker has
+exited. It reads its job from EVAL_DIR (written by the orchestrator, out of the worker's reach),
+loads only tensors from POLICY_DIR (`weights_only`, no pickle), and writes the fitness that selects
+candidates, plus the evaluation trajectories, to EVAL_DIR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from rewardsmith.envs import load_task
+from rewardsmith.sandbox import job as files
+from rewardsmith.sandbox.job import TrainJob
+from rewardsmith.sandbox.policy_io import build_model, load_policy, obs_normalizer
+from rewardsmith.sandbox.rollout import rollout_episodes, summarize
+from rewardsmith.sandbox.trajectories import save_episodes
+from rewardsmith.sandbox.vec_reward import make_vec_env
+
+FINAL_EVAL_SEED = 20_000
+
+
+def main(eval_dir: Path, policy_dir: Path) -> int:
+    job = TrainJob.read(eval_dir)
+    torch.set_num_threads(job.torch_threads)
+    adapter = load_task(job.task_id, eval_dir / files.TASK_FILE if job.uses_task_file else None)
+    # The model is rebuilt from trusted hyperparameters; only its weights come from the worker.
+    model = build_model(job, make_vec_env(adapter, job.n_envs, job.seed))
+    load_policy(model, policy_dir / files.POLICY_FILE)
+    normalize = obs_normalizer(policy_dir / files.OBS_STATS_FILE) if job.normalize_obs else None
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        return model.predict(normalize(obs) if normalize else obs, deterministic=True)[0]
+
+    episodes = rollout_episodes(adapter, policy, job.eval_episodes * 2, FINAL_EVAL_SEED + job.seed)
+    summary = summarize(adapter, episodes)
+    save_episodes(
+        eval_dir / files.TRAJECTORIES_FILE,
+        episodes,
+        summary["fitness_per_episode"],
+        [adapter.success(e) for e in episodes],
+    )
+    temp = eval_dir / (files.EVAL_FILE + ".tmp")
+    temp.write_text(json.dumps(summary))
+    os.replace(temp, eval_dir / files.EVAL_FILE)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))

@@ -1,0 +1,44 @@
+"""The job file a worker reads, and the names of the files it writes, shared by both sides."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+JOB_FILE = "job.json"
+REWARD_FILE = "reward.py"
+TASK_FILE = "task.toml"
+METRICS_FILE = "metrics.jsonl"
+PROGRESS_FILE = "progress.json"
+RESULT_FILE = "result.json"
+POLICY_FILE = "policy.pt"
+OBS_STATS_FILE = "obs_stats.npz"
+EVAL_FILE = "evaluation.json"
+TRAJECTORIES_FILE = "trajectories.npz"
+
+
+@dataclass
+class TrainJob:
+    """Everything a worker needs; written by the orchestrator, read inside the sandbox."""
+
+    task_id: str
+    algo: str
+    steps: int
+    seed: int
+    n_envs: int
+    normalize_obs: bool
+    hyperparams: dict[str, Any] = field(default_factory=dict)
+    n_checkpoints: int = 10
+    eval_episodes: int = 5
+    uses_task_file: bool = False
+    env_reward: bool = False  # train on the environment's own reward (task files without one)
+    torch_threads: int = 1
+
+    def write(self, job_dir: Path) -> None:
+        (job_dir / JOB_FILE).write_text(json.dumps(asdict(self), indent=2))
+
+    @classmethod
+    def read(cls, job_dir: Path) -> TrainJob:
+        return cls(**json.loads((job_dir / JOB_FILE).read_text()))

@@ -1,0 +1,64 @@
+"""Build SB3 models from a job, and save/load policies as plain tensors (no pickle on load)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from stable_baselines3 import PPO, SAC
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.utils import LinearSchedule
+
+from rewardsmith.sandbox.job import TrainJob
+
+ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
+_ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh, "elu": torch.nn.ELU}
+
+
+def _schedule(value: Any) -> Any:
+    """rl-zoo style: "lin_0.001" is a learning rate decaying linearly from 0.001 to 0."""
+    if isinstance(value, str) and value.startswith("lin_"):
+        start = float(value[4:])
+        return LinearSchedule(start, 0.0, 1.0)
+    return value
+
+
+def algorithm_kwargs(job: TrainJob) -> dict[str, Any]:
+    """The job's hyperparameters as SB3 constructor arguments."""
+    kwargs = {key: _schedule(value) for key, value in job.hyperparams.items()}
+    policy_kwargs = dict(kwargs.pop("policy_kwargs", {}))
+    if "activation_fn" in policy_kwargs:
+        policy_kwargs["activation_fn"] = _ACTIVATIONS[policy_kwargs["activation_fn"]]
+    if job.algo == "sac":
+        policy_kwargs.pop("ortho_init", None)
+    kwargs["policy_kwargs"] = policy_kwargs
+    return kwargs
+
+
+def build_model(job: TrainJob, env: Any, verbose: int = 0) -> BaseAlgorithm:
+    if job.algo not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {job.algo!r}; choose one of {sorted(ALGORITHMS)}")
+    return ALGORITHMS[job.algo]("MlpPolicy", env, seed=job.seed, verbose=verbose, device="cpu", **algorithm_kwargs(job))
+
+
+def save_policy(model: BaseAlgorithm, path: Path) -> None:
+    torch.save(model.policy.state_dict(), path)
+
+
+def load_policy(model: BaseAlgorithm, path: Path) -> None:
+    """Load weights only: `weights_only=True` refuses any pickled code a candidate might plant."""
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    model.policy.load_state_dict(state)
+
+
+def save_obs_stats(mean: np.ndarray, var: np.ndarray, path: Path) -> None:
+    np.savez(path, mean=mean, var=var)
+
+
+def obs_normalizer(path: Path, clip: float = 10.0, epsilon: float = 1e-8) -> Any:
+    """VecNormalize's observation transform, rebuilt from saved statistics without pickle."""
+    with np.load(path, allow_pickle=False) as stats:
+        mean, var = stats["mean"], stats["var"]
+    return lambda obs: np.clip((obs - mean) / np.sqrt(var + epsilon), -clip, clip).astype(np.float32)

@@ -1,0 +1,131 @@
+"""The training worker: read a job, train a policy on the candidate reward, log, write the result.
+
+Runs inside the sandbox as `python -m rewardsmith.sandbox.worker JOB_DIR`; it is the only process
+that executes candidate reward code. Read top to bottom: config, environments, model, reflection
+callback, training loop, result. Nothing it writes decides the candidate's fitness: the separate
+evaluator (`rewardsmith.sandbox.evaluate`) does that without loading reward code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecNormalize
+
+from rewardsmith.envs import load_task
+from rewardsmith.envs.adapter import Episode, TaskAdapter
+from rewardsmith.reward.errors import RewardError
+from rewardsmith.reward.loader import RewardFn, load_reward
+from rewardsmith.sandbox import job as files
+from rewardsmith.sandbox.job import TrainJob
+from rewardsmith.sandbox.policy_io import build_model, save_obs_stats, save_policy
+from rewardsmith.sandbox.rollout import rollout_episodes, summarize
+from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv, call_reward, make_vec_env
+
+EVAL_SEED_OFFSET = 10_000
+
+
+def episode_components(reward_fn: RewardFn, episode: Episode, filename: str, step: int) -> dict[str, float]:
+    """Sum each reward component (and the total) over one episode, calling the reward once, batched."""
+    state = {name: values[:-1] for name, values in episode.states.items()}
+    next_state = {name: values[1:] for name, values in episode.states.items()}
+    total, components = call_reward(reward_fn, state, episode.actions, next_state, step, filename)
+    sums = {name: float(values.sum()) for name, values in components.items()}
+    sums["__total__"] = float(total.sum())
+    return sums
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    temp = path.with_suffix(path.suffix + ".tmp")
+    temp.write_text(json.dumps(data))
+    os.replace(temp, path)
+
+
+class ReflectionCallback(BaseCallback):
+    """At ~N checkpoints, evaluate the policy and log components, fitness, success and length."""
+
+    def __init__(self, adapter: TaskAdapter, job: TrainJob, job_dir: Path, reward_fn: RewardFn | None, filename: str) -> None:
+        super().__init__()
+        self.adapter, self.job, self.job_dir = adapter, job, job_dir
+        self.reward_fn, self.filename = reward_fn, filename
+        self.every = max(job.steps // job.n_checkpoints, 1)
+        self.next_checkpoint = self.every
+        self.last_checkpoint_step = -1
+        self.last_progress = 0.0
+
+    def policy(self, obs: np.ndarray) -> np.ndarray:
+        env = self.model.get_env()
+        if isinstance(env, VecNormalize):
+            obs = env.normalize_obs(obs)
+        return self.model.predict(obs, deterministic=True)[0]
+
+    def checkpoint(self) -> None:
+        self.last_checkpoint_step = self.num_timesteps
+        episodes = rollout_episodes(self.adapter, self.policy, self.job.eval_episodes, self.job.seed + EVAL_SEED_OFFSET)
+        record = {"step": self.num_timesteps, **summarize(self.adapter, episodes)}
+        if self.reward_fn is not None:
+            per_episode = [episode_components(self.reward_fn, e, self.filename, self.num_timesteps) for e in episodes]
+            means = {name: float(np.mean([c[name] for c in per_episode])) for name in per_episode[0]}
+            record["reward_return"] = means.pop("__total__")
+            record["components"] = means
+        else:
+            record["reward_return"] = float(np.mean([e.env_rewards.sum() for e in episodes]))
+            record["components"] = {"env_reward": record["reward_return"]}
+        with (self.job_dir / files.METRICS_FILE).open("a") as log:
+            log.write(json.dumps(record) + "\n")
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self.next_checkpoint:
+            self.next_checkpoint += self.every
+            self.checkpoint()
+        now = time.monotonic()
+        if now - self.last_progress > 0.5:
+            self.last_progress = now
+            write_json_atomic(self.job_dir / files.PROGRESS_FILE, {"steps": self.num_timesteps, "total": self.job.steps})
+        return True
+
+
+def main(job_dir: Path) -> int:
+    job = TrainJob.read(job_dir)
+    torch.set_num_threads(job.torch_threads)
+    task_file = job_dir / files.TASK_FILE if job.uses_task_file else None
+    adapter = load_task(job.task_id, task_file)
+    reward_path = job_dir / files.REWARD_FILE
+    result: dict[str, Any] = {"status": "ok"}
+    try:
+        # Environments with the candidate reward applied through a wrapper.
+        reward_fn = None if job.env_reward else load_reward(reward_path)
+        env: Any = make_vec_env(adapter, job.n_envs, job.seed)
+        if reward_fn is not None:
+            env = ContractRewardVecEnv(env, reward_fn, str(reward_path))
+        if job.normalize_obs:
+            env = VecNormalize(env, gamma=job.hyperparams.get("gamma", 0.99))
+        # The learner, and the callback that records the reflection data.
+        model = build_model(job, env)
+        callback = ReflectionCallback(adapter, job, job_dir, reward_fn, str(reward_path))
+        try:
+            model.learn(total_timesteps=job.steps, callback=callback)
+            if model.num_timesteps - callback.last_checkpoint_step >= callback.every // 2:
+                callback.checkpoint()
+        finally:
+            # Keep what was learned so far, even when the reward failed mid-training.
+            save_policy(model, job_dir / files.POLICY_FILE)
+            if isinstance(env, VecNormalize):
+                save_obs_stats(env.obs_rms.mean, env.obs_rms.var, job_dir / files.OBS_STATS_FILE)
+        result["steps"] = model.num_timesteps
+    except RewardError as error:
+        result = {"status": "error", **error.to_dict()}
+    write_json_atomic(job_dir / files.RESULT_FILE, result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1])))
