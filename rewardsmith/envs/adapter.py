@@ -67,9 +67,24 @@ class TaskAdapter:
         """A fresh single environment (vectorisation happens in the worker)."""
         return gym.make(self.env_id, **self.make_kwargs)
 
+    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        """One environment's state fields as a new flat float64 vector, in `schema.layout` order.
+
+        This is what training reads on every step, so built-in adapters implement it directly
+        (one small array instead of a dict per step). The default flattens `state_fields`.
+        """
+        if type(self).state_fields is TaskAdapter.state_fields:
+            raise NotImplementedError(f"{type(self).__name__} implements neither state_vector nor state_fields")
+        return self.schema.flatten(self.state_fields(env, obs, info))
+
     def state_fields(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
-        """The named fields of one environment's current state, after a reset or a step."""
-        raise NotImplementedError
+        """The named fields of one environment's current state, after a reset or a step.
+
+        Floats for scalar fields, arrays for vector fields. The default splits `state_vector`.
+        """
+        if type(self).state_vector is TaskAdapter.state_vector:
+            raise NotImplementedError(f"{type(self).__name__} implements neither state_vector nor state_fields")
+        return dict(self.schema.record(self.state_vector(env, obs, info)))
 
     def fitness(self, episode: Episode) -> float:
         """How well the episode did the task, from episode data only (never from a reward)."""
@@ -79,8 +94,12 @@ class TaskAdapter:
         """Whether the episode achieved the goal; None for tasks without a success notion."""
         return None
 
-    def reward_source(self, kind: RewardKind) -> str:
-        """The contract-form source of the task's human (shipped) or sparse reward."""
+    def reward_source(self, kind: RewardKind) -> str | None:
+        """The contract-form source of the task's human (shipped) or sparse reward.
+
+        Built-in tasks always have both. A task file may name neither: None for `human` then means
+        "train on the environment's own reward", and None for `sparse` means there is none.
+        """
         name = f"{self.id.replace('-', '_')}_{kind}.py"
         return resources.files("rewardsmith.envs.rewards").joinpath(name).read_text()
 

@@ -1,11 +1,21 @@
-"""State schemas: the named, documented fields that reward code reads as `state.<field>`."""
+"""State schemas: the named, documented fields that reward code reads as `state.<field>`.
+
+Training builds a batch of state fields on every environment step, so the hot path works on one
+flat float64 vector per environment (the fields in schema order, see `StateSchema.layout`): one
+`np.stack` makes the `[N, D]` batch and every field is a read-only view into it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 import numpy as np
+
+# Where a field lives in the flat vector: a column index (scalar field) or a slice (vector field).
+Slot = int | slice
 
 
 @dataclass(frozen=True)
@@ -36,9 +46,39 @@ class StateSchema:
 
     fields: tuple[Field, ...]
 
-    @property
+    @cached_property
     def names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
+
+    @cached_property
+    def layout(self) -> dict[str, Slot]:
+        """Each field's place in the flat state vector, in schema order."""
+        layout: dict[str, Slot] = {}
+        offset = 0
+        for field in self.fields:
+            if field.shape == ():
+                layout[field.name] = offset
+                offset += 1
+            else:
+                size = int(np.prod(field.shape))
+                layout[field.name] = slice(offset, offset + size)
+                offset += size
+        return layout
+
+    @cached_property
+    def size(self) -> int:
+        """Length of the flat state vector."""
+        return sum(int(np.prod(field.shape)) for field in self.fields)
+
+    def flatten(self, values: Mapping[str, Any]) -> np.ndarray:
+        """One environment's fields as a flat float64 vector in schema order."""
+        return np.concatenate(
+            [np.ravel(np.asarray(values[name], dtype=np.float64)) for name in self.names]
+        )
+
+    def record(self, vector: np.ndarray) -> FieldRecord:
+        """A read-only mapping view of one environment's flat state vector."""
+        return FieldRecord(vector, self.layout)
 
     def __getitem__(self, name: str) -> Field:
         for field in self.fields:
@@ -59,6 +99,55 @@ class StateSchema:
                 raise ValueError(f"field {field.name!r} has shape {got}, expected {expected}")
 
 
+class FieldRecord(Mapping[str, Any]):
+    """One environment's state fields, stored as its flat vector: cheap to build every step.
+
+    Behaves as a read-only mapping from field name to value (a float, or a read-only array for a
+    vector field). It is immutable, so copying it (SB3 deep-copies every step's infos) returns it.
+    """
+
+    __slots__ = ("layout", "vector")
+
+    def __init__(self, vector: np.ndarray, layout: dict[str, Slot]) -> None:
+        vector.flags.writeable = False
+        self.vector = vector
+        self.layout = layout
+
+    def __getitem__(self, name: str) -> Any:
+        slot = self.layout[name]
+        if isinstance(slot, int):
+            return float(self.vector[slot])
+        return self.vector[slot]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.layout)
+
+    def __len__(self) -> int:
+        return len(self.layout)
+
+    def __copy__(self) -> FieldRecord:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FieldRecord:
+        return self
+
+    def __repr__(self) -> str:
+        return f"FieldRecord({dict(self)!r})"
+
+
+class ReadOnlyFields(dict[str, np.ndarray]):
+    """Batched fields that are read-only views into one `[N, D]` array of flat state vectors.
+
+    Built once per environment step; `StateBatch` adopts it as is instead of viewing every field.
+    """
+
+    @classmethod
+    def from_rows(cls, rows: np.ndarray, layout: Mapping[str, Slot]) -> ReadOnlyFields:
+        """Fields over `rows` (made read-only, and with it every view of it)."""
+        rows.flags.writeable = False
+        return cls((name, rows[:, slot]) for name, slot in layout.items())
+
+
 class StateBatch:
     """Read-only attribute access to batched state fields, as reward code sees them.
 
@@ -68,6 +157,9 @@ class StateBatch:
     __slots__ = ("_values",)
 
     def __init__(self, values: Mapping[str, np.ndarray]) -> None:
+        if isinstance(values, ReadOnlyFields):
+            object.__setattr__(self, "_values", values)  # already read-only views: no copies
+            return
         frozen = {}
         for name, array in values.items():
             view = np.asarray(array).view()
@@ -78,7 +170,7 @@ class StateBatch:
     def __getattr__(self, name: str) -> np.ndarray:
         values = object.__getattribute__(self, "_values")
         try:
-            return values[name]  # type: ignore[no-any-return]
+            return values[name]
         except KeyError:
             known = ", ".join(sorted(values))
             raise AttributeError(f"state has no field {name!r}; the fields are: {known}") from None

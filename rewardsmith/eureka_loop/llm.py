@@ -289,6 +289,10 @@ class LLMClient:
                 call.latency_s = time.monotonic() - started
                 raise LLMConfigError(self._config_message(exc, litellm)) from exc
             except retryable as exc:
+                if _is_quota_exhausted(exc):  # a 429 that waiting does not fix
+                    call.error = _describe(exc)
+                    call.latency_s = time.monotonic() - started
+                    raise LLMConfigError(self._config_message(exc, litellm)) from exc
                 last_error = exc
             except litellm.APIError as exc:  # generic provider error: retry only server-side ones
                 status = getattr(exc, "status_code", None)
@@ -418,6 +422,11 @@ class LLMClient:
                 f"set {' or '.join(keys)} to a valid key, or pass --api-base for a local server "
                 f"({detail})"
             )
+        if _is_quota_exhausted(exc):
+            return (
+                f"the account behind model {model!r}{where} has no quota left: add credit or "
+                f"use another key or model ({detail})"
+            )
         if isinstance(exc, litellm.NotFoundError):
             return (
                 f"model {model!r} was not found{where}: check --model (litellm needs a provider "
@@ -453,6 +462,15 @@ def _error_classes(
         litellm.UnprocessableEntityError,
     )
     return retryable, fatal
+
+
+def _is_quota_exhausted(exc: BaseException) -> bool:
+    """OpenAI-style 429 for an exhausted balance, as opposed to a rate limit."""
+    if getattr(exc, "status_code", None) != 429:
+        return False
+    body = getattr(exc, "body", None)
+    codes = {body.get("code"), body.get("type")} if isinstance(body, dict) else set()
+    return "insufficient_quota" in codes or "insufficient_quota" in str(exc)
 
 
 def _describe(exc: BaseException) -> str:

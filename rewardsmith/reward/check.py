@@ -10,6 +10,12 @@ from rewardsmith.reward.errors import ErrorCategory, RewardError
 
 
 def _as_batch(value: Any, n: int, what: str, step: int | None) -> np.ndarray:
+    if what == "total" and isinstance(value, bool | int | float | np.number):
+        raise RewardError(
+            ErrorCategory.SHAPE_ERROR,
+            f"total is a scalar ({type(value).__name__}); expected shape [{n}] (one value per environment)",
+            step=step,
+        )
     if isinstance(value, bool | int | float) or value is None or isinstance(value, str):
         raise RewardError(
             ErrorCategory.DTYPE_ERROR if what != "total" else ErrorCategory.RETURN_TYPE_ERROR,

@@ -110,12 +110,14 @@ def _read_checkpoints(job_dir: Path) -> list[dict[str, Any]]:
 def classify_failure(run: SandboxRun, limits: Limits) -> RewardError:
     """Turn an abnormal sandbox exit into the one named category the user sees."""
     tail = run.output[-2000:]
+    if run.limit_hit == "processes":
+        return RewardError(ErrorCategory.PROCESS_LIMIT, f"the worker hit the limit of {limits.processes} processes/threads; it was killed", traceback=tail)
     if run.timed_out:
         return RewardError(ErrorCategory.TIMEOUT, f"training exceeded the {limits.wall_s:.0f} s wall-clock limit; the process group was killed", traceback=tail)
     sig = run.signal
     if sig == signal.SIGXCPU:
         return RewardError(ErrorCategory.TIMEOUT, f"training exceeded the {limits.cpu_s} s CPU-time limit", traceback=tail)
-    if "MemoryError" in tail or sig == signal.SIGKILL:
+    if run.limit_hit == "memory" or "MemoryError" in tail or sig == signal.SIGKILL:
         return RewardError(ErrorCategory.MEMORY_LIMIT, f"the worker ran out of its {limits.memory_mb} MB memory limit", traceback=tail)
     if "Resource temporarily unavailable" in tail or "can't start new thread" in tail:
         return RewardError(ErrorCategory.PROCESS_LIMIT, f"the worker hit the limit of {limits.processes} processes/threads", traceback=tail)
@@ -166,7 +168,7 @@ def train_reward(
     (candidate_dir / "worker.log").write_text(run.output)
     outcome = TrainOutcome(ok=False, candidate_dir=candidate_dir, checkpoints=_read_checkpoints(job_dir), warnings=run.warnings)
     result_path = job_dir / files.RESULT_FILE
-    if run.returncode != 0 or run.timed_out or not result_path.exists():
+    if run.returncode != 0 or run.timed_out or run.limit_hit or not result_path.exists():
         outcome.error = classify_failure(run, limits)
     else:
         result = json.loads(result_path.read_text())

@@ -9,10 +9,10 @@ import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 
 from rewardsmith.envs.adapter import TaskAdapter
-from rewardsmith.envs.schema import StateBatch
-from rewardsmith.reward.check import check_output
-from rewardsmith.reward.errors import ErrorCategory, RewardError
-from rewardsmith.reward.loader import RewardFn, user_traceback
+from rewardsmith.reward.call import call_reward
+from rewardsmith.reward.loader import RewardFn
+
+__all__ = ["STATE_KEY", "ContractRewardVecEnv", "call_reward", "make_vec_env"]
 
 STATE_KEY = "state_fields"
 
@@ -45,25 +45,6 @@ def batch_actions(actions: np.ndarray, action_space: gym.Space) -> np.ndarray:
     if isinstance(action_space, gym.spaces.Discrete):
         return np.asarray(actions, dtype=np.int64).reshape(-1)
     return np.asarray(actions, dtype=np.float64).reshape(len(actions), -1)
-
-
-def call_reward(
-    reward_fn: RewardFn, state: dict[str, np.ndarray], action: np.ndarray, next_state: dict[str, np.ndarray],
-    step: int | None, filename: str,
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """One checked reward call: any exception or contract violation becomes a named RewardError."""
-    try:
-        result = reward_fn(StateBatch(state), action, StateBatch(next_state))
-    except RewardError:
-        raise
-    except Exception as exc:
-        raise RewardError(
-            ErrorCategory.RUNTIME_ERROR,
-            f"{type(exc).__name__}: {exc}",
-            step=step,
-            traceback=user_traceback(exc, filename),
-        ) from None
-    return check_output(result, len(action), step)
 
 
 class ContractRewardVecEnv(VecEnvWrapper):

@@ -115,8 +115,7 @@ def test_slow_reply_beyond_timeout_is_retried(scripted_llm: ScriptedLLMFactory) 
 
 
 def test_always_slow_fails_clearly(scripted_llm: ScriptedLLMFactory) -> None:
-    server = scripted_llm(default_reply="unused")
-    server.push({"delay_s": 3.0, "text": "late"}, {"delay_s": 3.0, "text": "late"})
+    server = scripted_llm([{"delay_s": 3.0, "text": "late"}] * 2)
 
     with pytest.raises(LLMUnavailableError, match=r"failed 2 times.*Timeout") as info:
         client_for(server, timeout_s=0.4, max_retries=1).complete(MESSAGES)
@@ -137,15 +136,29 @@ def test_all_500_raises_unavailable_after_retries(scripted_llm: ScriptedLLMFacto
     assert call.prompt_hash == prompt_hash(MESSAGES)
 
 
+QUOTA = {
+    "status": 429,
+    "body": {"error": {"message": "You exceeded your quota.", "code": "insufficient_quota"}},
+}
+
+
 @pytest.mark.parametrize(
-    ("status", "advice"),
-    [(401, "OPENAI_API_KEY"), (404, "not found"), (400, "refused the request")],
+    ("step", "advice"),
+    [
+        ({"status": 401}, "OPENAI_API_KEY"),
+        ({"status": 404}, "not found"),
+        ({"status": 400}, "refused the request"),
+        (QUOTA, "no quota left"),
+    ],
 )
 def test_fatal_errors_are_not_retried(
-    scripted_llm: ScriptedLLMFactory, monkeypatch: pytest.MonkeyPatch, status: int, advice: str
+    scripted_llm: ScriptedLLMFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    step: dict[str, Any],
+    advice: str,
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    server = scripted_llm([{"status": status}], default_reply="should not be reached")
+    server = scripted_llm([step], default_reply="should not be reached")
 
     with pytest.raises(LLMConfigError, match=advice):
         client_for(server).complete(MESSAGES)

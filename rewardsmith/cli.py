@@ -1,0 +1,23 @@
+"""The `rewardsmith` command line: each command is a thin module under `rewardsmith.commands`."""
+
+from __future__ import annotations
+
+import typer
+
+from rewardsmith.commands import run, tasks, train
+
+app = typer.Typer(
+    name="rewardsmith",
+    help="Write reward functions with an LLM, train on them in a sandbox, and evolve them.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+app.add_typer(tasks.app, name="tasks")
+app.command("train")(train.train)
+app.command("run")(run.run)
+app.command("resume")(run.resume)
+app.command("runs")(run.runs)
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,50 @@
+"""Shared CLI plumbing: consoles, option types, and turning library errors into clear messages."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+console = Console()
+err_console = Console(stderr=True)
+
+TaskFileOption = Annotated[
+    Path | None,
+    typer.Option("--task-file", help="A TOML task file for any installed Gymnasium env (see docs/task_files.md).", exists=True, dir_okay=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+
+
+def fail(message: str, hint: str | None = None, code: int = 1) -> NoReturn:
+    """Print one clear error line (and a hint) and exit; never a traceback."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    if hint:
+        err_console.print(f"[dim]{hint}[/]", highlight=False)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the library's expected errors into one-line messages."""
+    from rewardsmith.envs.registry import TaskNotFoundError
+    from rewardsmith.reward.errors import RewardError
+
+    try:
+        yield
+    except TaskNotFoundError as exc:
+        fail(str(exc.args[0] if exc.args else exc))
+    except RewardError as exc:
+        fail(str(exc))
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")

@@ -1,0 +1,78 @@
+"""A live terminal view of a run: the round, each candidate's state, best so far, and spend."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+_STYLES = {"designed": "cyan", "accepted": "cyan", "rejected": "red", "training": "yellow", "trained": "green", "failed": "red"}
+
+
+class LiveReporter:
+    """Implements the loop's Reporter with a rich Live display; safe to call from worker threads."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.lock = threading.Lock()
+        self.round = 0
+        self.attempt = 0
+        self.rows: dict[tuple[int, int], dict[str, Any]] = {}
+        self.best_text = "-"
+        self.spend_text = "0 tokens"
+        self.live = Live(get_renderable=self.render, console=console, refresh_per_second=4, transient=False)
+
+    def __enter__(self) -> LiveReporter:
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.live.__exit__(None, None, None)
+
+    def render(self) -> Group:
+        with self.lock:
+            header = Text.assemble(
+                ("round ", "bold"), f"{self.round + 1}" + (f" (retry {self.attempt})" if self.attempt else ""),
+                ("   best ", "bold"), self.best_text, ("   spend ", "bold"), self.spend_text,
+            )
+            table = Table(show_header=True, header_style="bold", expand=False)
+            table.add_column("candidate")
+            table.add_column("state")
+            table.add_column("detail", overflow="fold", max_width=90)
+            for (r, i), row in sorted(self.rows.items()):
+                if r != self.round and r != -1:
+                    continue
+                label = f"r{r:02d}c{i:02d}" if r >= 0 else f"eval {i}"
+                table.add_row(label, Text(row["status"], style=_STYLES.get(row["status"], "")), row["detail"])
+            return Group(header, table)
+
+    def round_started(self, round: int, attempt: int) -> None:
+        with self.lock:
+            self.round, self.attempt = round, attempt
+
+    def candidate(self, round: int, idx: int, status: str, detail: str = "") -> None:
+        with self.lock:
+            self.rows[(round, idx)] = {"status": status, "detail": detail}
+        if status in ("rejected", "trained", "failed"):
+            self.console.log(f"r{round:02d}c{idx:02d} {status}" + (f": {detail}" if detail else ""))
+
+    def progress(self, round: int, idx: int, done: int, total: int) -> None:
+        bar_width = 20
+        filled = int(bar_width * min(done, total) / max(total, 1))
+        with self.lock:
+            self.rows[(round, idx)] = {"status": "training", "detail": f"{'█' * filled}{'░' * (bar_width - filled)} {done:,}/{total:,} steps"}
+
+    def best(self, summary: dict[str, Any]) -> None:
+        with self.lock:
+            self.best_text = f"{summary['key']} fitness {summary['fitness']:.4g}"
+
+    def spend(self, tokens: int, usd: float) -> None:
+        with self.lock:
+            self.spend_text = f"{tokens:,} tokens, ${usd:.4f}"
+
+    def message(self, text: str) -> None:
+        self.console.log(text)

@@ -1,0 +1,9 @@
+"""Sparse CartPole reward: -1 only on the step where the pole falls or the cart leaves the track."""
+
+import numpy as np
+
+
+def compute_reward(state, action, next_state):
+    failed = (np.abs(next_state.pole_angle) > 0.2095) | (np.abs(next_state.cart_position) > 2.4)
+    penalty = -failed.astype(np.float64)
+    return penalty, {"failure": penalty}

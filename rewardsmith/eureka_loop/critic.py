@@ -1,0 +1,92 @@
+"""The Reward Critic node: rejects broken code before any training is spent on it.
+
+Static checks (parse, signature, imports) run here; the smoke test calls the reward on recorded
+states inside the sandbox; the optional LLM review checks the code against the task goal.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from rewardsmith.eureka_loop.llm import LLMUnavailableError, prompt_hash
+from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
+from rewardsmith.prompts import render
+from rewardsmith.reward.errors import RewardError
+from rewardsmith.reward.static import check_source
+from rewardsmith.sandbox.executor import Limits
+
+SMOKE_LIMITS = Limits(wall_s=60.0, memory_mb=2048)
+
+
+def _review_with_llm(ctx: Context, summary: CandidateSummary, code: str) -> str | None:
+    """Ask the model whether the code fits the goal; returns the rejection reason, if any."""
+    messages = [
+        {
+            "role": "user",
+            "content": render("critic_review", goal=ctx.adapter.goal, fields=ctx.adapter.describe()["fields"], code=code),
+        }
+    ]
+    key = f"r{summary['round']:02d}-critic-{candidate_key(summary['round'], summary['idx'])}"
+    cached = ctx.run.load_reply(key)
+    if cached is not None and cached.get("prompt_hash") == prompt_hash(messages):
+        reply = cached.get("reply", "")
+    else:
+        assert ctx.llm is not None
+        try:
+            call = ctx.llm.complete(messages)
+        except LLMUnavailableError:
+            return None  # the review is advisory: an unavailable model does not block a candidate
+        record = call.to_dict()
+        path = ctx.run.save_reply(key, record)
+        ctx.run.record_llm_call(summary["round"], "critic", record, path)
+        reply = call.reply
+    ctx.run.write_candidate_file(summary["round"], summary["idx"], "critic_review.md", reply)
+    first = reply.strip().splitlines()[0].upper() if reply.strip() else ""
+    if "REJECT" in first:
+        reasons = " ".join(line.strip() for line in reply.strip().splitlines()[1:4])
+        return reasons or "the reviewer rejected the reward"
+    return None
+
+
+def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
+    from rewardsmith.sandbox.smoke import smoke_test
+
+    summary = dict(summary)  # type: ignore[assignment]
+    round_, idx = summary["round"], summary["idx"]
+    cand_dir = ctx.run.candidate_dir(round_, idx)
+    code = (cand_dir / "reward.py").read_text()
+    verdict: dict[str, Any] = {"ok": True, "warnings": []}
+    try:
+        check_source(code)
+        report = smoke_test(ctx.adapter, code, cand_dir / "smoke", ctx.states_path, ctx.sandbox, SMOKE_LIMITS)
+        verdict["warnings"] = list(report.warnings)
+        verdict["calls_per_s"] = report.calls_per_s
+        if report.error is not None:
+            raise report.error
+        if ctx.config.critic_llm:
+            reason = _review_with_llm(ctx, summary, code)
+            if reason is not None:
+                verdict.update(ok=False, category="critic_rejected", message=reason)
+    except RewardError as error:
+        verdict.update(ok=False, **error.to_dict())
+    ctx.run.write_candidate_file(round_, idx, "critique.json", verdict)
+    summary["warnings"] = verdict["warnings"]
+    if not verdict["ok"]:
+        summary.update(status="rejected", category=verdict["category"], message=verdict["message"])
+        ctx.run.upsert_candidate(round_, idx, status="rejected", category=verdict["category"], message=verdict["message"])
+        ctx.reporter.candidate(round_, idx, "rejected", f"{verdict['category']}: {verdict['message']}")
+    else:
+        ctx.reporter.candidate(round_, idx, "accepted", "; ".join(verdict["warnings"]))
+    return summary
+
+
+def critique(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    candidates = state.get("candidates", [])
+    pending = [c for c in candidates if c.get("status") == "designed"]
+    with ThreadPoolExecutor(max_workers=max(1, ctx.config.parallel)) as pool:
+        checked = {(c["round"], c["idx"]): c for c in pool.map(lambda c: _critique_one(ctx, c), pending)}
+    return {"candidates": [checked.get((c["round"], c["idx"]), c) for c in candidates]}

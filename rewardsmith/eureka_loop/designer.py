@@ -1,0 +1,145 @@
+"""The Reward Designer node: prompts a designer for K candidates and stores every reply first."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import gymnasium as gym
+from langgraph.runtime import Runtime
+
+from rewardsmith.eureka_loop.extract import ExtractError, extract_code
+from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMCall, LLMUnavailableError, prompt_hash
+from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
+from rewardsmith.prompts import render
+from rewardsmith.reward.errors import ErrorCategory
+
+Message = dict[str, str]
+
+
+@dataclass
+class Proposal:
+    """One designer reply, before extraction; `call` is the LLM call record (None offline)."""
+
+    reply: str
+    call: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class Designer(Protocol):
+    name: str
+    is_llm: bool
+
+    def propose(self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]) -> list[Proposal]: ...
+
+
+def action_description(space: gym.Space) -> str:
+    if isinstance(space, gym.spaces.Discrete):
+        return f"integer array of shape [N] with values 0..{int(space.n) - 1}"
+    if isinstance(space, gym.spaces.Box):
+        return (
+            f"float array of shape [N, {space.shape[0]}] with values in "
+            f"[{float(space.low.min()):g}, {float(space.high.max()):g}]"
+        )
+    return f"array of actions from {space}"
+
+
+def build_messages(ctx: Context, state: LoopState) -> list[Message]:
+    """System + task, plus the best code and its reflection after round 0 (context never grows)."""
+    adapter, config = ctx.adapter, ctx.config
+    described = adapter.describe()
+    env = adapter.make_env()
+    system = render(
+        "designer_system",
+        algo=config.algo or adapter.training.algo,
+        fitness=adapter.fitness_description,
+        action_description=action_description(env.action_space),
+    )
+    env.close()
+    user = render("designer_task", goal=adapter.goal, fields=described["fields"], feedback=config.feedback)
+    best = state.get("best")
+    if best is not None:
+        reflection_path = ctx.run.candidate_dir(best["round"], best["idx"]) / "reflection.md"
+        user += "\n" + reflection_path.read_text()
+    failures = [
+        {"category": c.get("category"), "message": c.get("message"), "traceback": None}
+        for c in state.get("candidates", [])
+        if c.get("status") in ("rejected", "failed")
+    ][:4]
+    errors = render("execution_error", failures=failures)
+    if errors.strip():
+        user += "\n" + errors
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+class LLMDesigner:
+    """Samples K replies concurrently; each reply is written to the run before it is used."""
+
+    is_llm = True
+
+    def __init__(self, model: str) -> None:
+        self.name = model
+
+    def propose(self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]) -> list[Proposal]:
+        assert ctx.llm is not None
+        digest = prompt_hash(messages)
+        round_ = state.get("round", 0)
+
+        def one(key: str) -> Proposal:
+            cached = ctx.run.load_reply(key)
+            if cached is not None and cached.get("prompt_hash") == digest:
+                return Proposal(cached.get("reply", ""), cached, cached.get("error"))
+            try:
+                call = ctx.llm.complete(messages)  # type: ignore[union-attr]
+            except LLMUnavailableError as exc:
+                call = exc.call or LLMCall(prompt_hash=digest, model=self.name, messages=messages, error=str(exc))
+            record = call.to_dict()
+            path = ctx.run.save_reply(key, record)
+            ctx.run.record_llm_call(round_, "design", record, path)
+            if ctx.budget is not None:
+                ctx.reporter.spend(ctx.budget.tokens, ctx.budget.usd)
+            return Proposal(call.reply, record, call.error)
+
+        with ThreadPoolExecutor(max_workers=len(keys), thread_name_prefix="design") as pool:
+            return list(pool.map(one, keys))
+
+
+def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Ask the designer for K candidates; extraction failures are rejected here, untrained."""
+    ctx = runtime.context
+    round_, attempt = state.get("round", 0), state.get("attempt", 0)
+    ctx.reporter.round_started(round_, attempt)
+    messages = build_messages(ctx, state)
+    ctx.run.write_round_file(round_, f"prompt_a{attempt}.json", {"messages": messages, "prompt_hash": prompt_hash(messages)})
+    k = ctx.config.samples
+    # Each retry of a round gets its own candidate slots, so nothing earlier is overwritten.
+    indices = list(range(attempt * k, (attempt + 1) * k))
+    keys = [f"r{round_:02d}-design-{candidate_key(round_, i)}" for i in indices]
+    try:
+        proposals = ctx.designer.propose(ctx, state, messages, keys)
+    except BudgetExceededError as exc:
+        ctx.reporter.message(f"budget reached: {exc}")
+        return {"candidates": [], "stop_reason": f"budget: {exc}"}
+    best = state.get("best")
+    parent = candidate_key(best["round"], best["idx"]) if best else None
+    candidates: list[CandidateSummary] = []
+    for idx, proposal in zip(indices, proposals, strict=True):
+        files = ctx.run
+        files.write_candidate_file(round_, idx, "prompt.json", {"messages": messages, "prompt_hash": prompt_hash(messages)})
+        files.write_candidate_file(round_, idx, "response.md", proposal.reply)
+        if proposal.call and "genome" in proposal.call:
+            files.write_candidate_file(round_, idx, "genome.json", proposal.call["genome"])
+        summary: CandidateSummary = {"round": round_, "idx": idx, "status": "designed", "parent": parent, "warnings": []}
+        if proposal.error:
+            summary.update(status="rejected", category="llm_error", message=proposal.error)
+        else:
+            try:
+                code = extract_code(proposal.reply)
+                files.write_candidate_file(round_, idx, "reward.py", code)
+            except ExtractError as exc:
+                summary.update(status="rejected", category=ErrorCategory.EXTRACT_ERROR.value, message=str(exc))
+        files.upsert_candidate(round_, idx, status=summary["status"], category=summary.get("category"), message=summary.get("message"), parent=parent)
+        ctx.reporter.candidate(round_, idx, summary["status"], summary.get("message") or "")
+        candidates.append(summary)
+    return {"candidates": candidates, "stop_reason": None}

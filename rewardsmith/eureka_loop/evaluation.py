@@ -1,0 +1,76 @@
+"""The evaluate node: retrain the best reward, the human and the sparse reward with fresh seeds.
+
+All three get the same budget, and the human-normalised score
+`(F_best - F_sparse) / |F_human - F_sparse|` says whether the found reward beat the shipped one.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+from langgraph.runtime import Runtime
+
+from rewardsmith.eureka_loop.state import Context, LoopState
+from rewardsmith.eureka_loop.trainer import run_job
+from rewardsmith.runs.atomic import write_json
+
+EVAL_SEED_BASE = 100_000
+
+
+def human_normalized(best: float | None, human: float | None, sparse: float | None) -> float | None:
+    if best is None or human is None or sparse is None or abs(human - sparse) < 1e-12:
+        return None
+    return (best - sparse) / abs(human - sparse)
+
+
+def evaluate(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    config, best = ctx.config, state.get("best")
+    if not config.evaluate or best is None:
+        return {}
+    ctx.reporter.message(f"final evaluation: best, human and sparse rewards, {config.eval_seeds} seed(s) each")
+    sources = {
+        "best": (ctx.run.candidate_dir(best["round"], best["idx"]) / "reward.py").read_text(),
+        "human": ctx.adapter.reward_source("human"),
+        "sparse": ctx.adapter.reward_source("sparse"),
+    }
+    jobs = [
+        (name, seed_index)
+        for name in sources
+        for seed_index in range(config.eval_seeds)
+        if name != "sparse" or sources["sparse"] is not None
+    ]
+    root = ctx.run.path / "evaluation"
+
+    def one(job: tuple[str, int]) -> tuple[str, dict[str, Any]]:
+        name, seed_index = job
+        labels = list(sources)
+        outcome = run_job(
+            ctx, root / f"{name}_s{seed_index}", -1, labels.index(name) * 100 + seed_index,
+            sources[name], EVAL_SEED_BASE + config.seed + seed_index,
+        )
+        return name, outcome
+
+    with ThreadPoolExecutor(max_workers=max(1, config.parallel)) as pool:
+        results = list(pool.map(one, jobs))
+    report: dict[str, Any] = {}
+    for name in sources:
+        fits = [o["fitness"] for n, o in results if n == name and o["ok"]]
+        report[name] = {
+            "fitness": float(np.mean(fits)) if fits else None,
+            "fitness_std": float(np.std(fits)) if fits else None,
+            "per_seed": fits,
+            "failed_seeds": sum(1 for n, o in results if n == name and not o["ok"]),
+        }
+    score = human_normalized(report["best"]["fitness"], report["human"]["fitness"], report["sparse"]["fitness"])
+    report["human_normalized_score"] = score
+    write_json(root / "evaluation.json", report)
+    ctx.run.update_summary(
+        human_fitness=report["human"]["fitness"],
+        sparse_fitness=report["sparse"]["fitness"],
+        evaluated_best_fitness=report["best"]["fitness"],
+        human_normalized_score=score,
+    )
+    return {"evaluation": report}

@@ -1,0 +1,129 @@
+"""Start or resume an evolution run: build the context, run the graph, summarise the result."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from rewardsmith.envs import load_task
+from rewardsmith.eureka_loop.designer import Designer, LLMDesigner
+from rewardsmith.eureka_loop.graph import build_graph
+from rewardsmith.eureka_loop.offline import OfflineDesigner
+from rewardsmith.eureka_loop.reporter import NullReporter, Reporter
+from rewardsmith.eureka_loop.state import Context, LoopConfig, LoopState
+from rewardsmith.runs.store import Run, RunStore
+
+STATES_FILE = "states.npz"
+TASK_COPY = "task.toml"
+
+
+def _context(run: Run, config: LoopConfig, reporter: Reporter) -> Context:
+    from rewardsmith.eureka_loop.llm import Budget, LLMCall, LLMClient, LLMConfig
+    from rewardsmith.sandbox.backends import choose_sandbox
+    from rewardsmith.sandbox.smoke import record_states
+
+    task_file = run.path / TASK_COPY if config.task_file else None
+    adapter = load_task(config.task_id, task_file)
+    budget = Budget(config.max_usd, config.max_tokens)
+    llm = None
+    designer: Designer = OfflineDesigner()
+    if config.model:
+        llm = LLMClient(LLMConfig(model=config.model, api_base=config.api_base, temperature=config.temperature), budget=budget)
+        designer = LLMDesigner(config.model)
+    # Replies already stored count against the budget, so a resumed run keeps its limits.
+    for row in run.llm_calls():
+        budget.record(
+            LLMCall(
+                prompt_hash=row["prompt_hash"], model=row["model"], messages=[],
+                prompt_tokens=row["prompt_tokens"] or 0, completion_tokens=row["completion_tokens"] or 0,
+                cost_usd=row["cost_usd"] or 0.0, cost_known=bool(row["cost_usd"]),
+            )
+        )
+    chosen = choose_sandbox(config.sandbox)
+    reporter.message(f"designer: {designer.name}; sandbox: {chosen.describe()}")
+    states_path = run.path / STATES_FILE
+    if not states_path.exists():
+        record_states(adapter, states_path, seed=config.seed)
+    return Context(
+        run=run, adapter=adapter, config=config, designer=designer, sandbox=chosen.sandbox,
+        reporter=reporter, states_path=states_path, llm=llm, budget=budget,
+    )
+
+
+def _recursion_limit(config: LoopConfig) -> int:
+    return 20 + 8 * config.rounds * (config.round_retries + 1)
+
+
+def _execute(run: Run, config: LoopConfig, reporter: Reporter, initial: LoopState | None) -> dict[str, Any]:
+    ctx = _context(run, config, reporter)
+    graph = build_graph(run.checkpoint_db_path)
+    graph_config = {"configurable": {"thread_id": run.run_id}, "recursion_limit": _recursion_limit(config)}
+    try:
+        final = graph.invoke(initial, graph_config, context=ctx)
+    except KeyboardInterrupt:
+        ctx.cancel.set()
+        run.set_status("interrupted")
+        raise
+    except Exception as exc:
+        ctx.cancel.set()
+        run.set_status("failed", error=f"{type(exc).__name__}: {exc}")
+        raise
+    result = summarize(run, final, ctx)
+    run.set_status("finished", stop_reason=final.get("stop_reason"))
+    return result
+
+
+def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
+    best = final.get("best")
+    evaluation = final.get("evaluation") or {}
+    summary = run.info().get("summary", {})
+    totals = run.totals()
+    result = {
+        "run_id": run.run_id,
+        "run_dir": str(run.path),
+        "task": ctx.adapter.id,
+        "designer": ctx.designer.name,
+        "stop_reason": final.get("stop_reason"),
+        "best_candidate": summary.get("best_candidate"),
+        "best_fitness": best.get("fitness") if best else None,
+        "best_reward_path": summary.get("best_reward_path"),
+        "human_fitness": (evaluation.get("human") or {}).get("fitness"),
+        "sparse_fitness": (evaluation.get("sparse") or {}).get("fitness"),
+        "evaluated_best_fitness": (evaluation.get("best") or {}).get("fitness"),
+        "human_normalized_score": evaluation.get("human_normalized_score"),
+        "history": final.get("history", []),
+        "tokens": totals.get("tokens", 0),
+        "cost_usd": totals.get("cost_usd", 0.0),
+        "llm_calls": totals.get("calls", 0),
+    }
+    run.update_summary(tokens=result["tokens"], cost_usd=result["cost_usd"])
+    return result
+
+
+def start_run(config: LoopConfig, runs_dir: Path, reporter: Reporter | None = None, command: list[str] | None = None) -> dict[str, Any]:
+    """Create a run in `runs_dir` and evolve rewards until a stop condition."""
+    reporter = reporter or NullReporter()
+    load_task(config.task_id, config.task_file)  # fail fast on a bad task before creating a run
+    run = RunStore(runs_dir).create_run(config.task_id, config.to_dict(), command or sys.argv, config.seed)
+    if config.task_file:
+        shutil.copyfile(config.task_file, run.path / TASK_COPY)
+    reporter.message(f"run {run.run_id} in {run.path}")
+    return _execute(run, config, reporter, {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []})
+
+
+def resume_run(run_ref: str | Path, runs_dir: Path, reporter: Reporter | None = None) -> dict[str, Any]:
+    """Continue an interrupted run from its last checkpoint; stored replies are reused."""
+    reporter = reporter or NullReporter()
+    run = RunStore(runs_dir).open_run(run_ref)
+    info = run.info()
+    config = LoopConfig.from_dict(info["config"])
+    graph = build_graph(run.checkpoint_db_path)
+    snapshot = graph.get_state({"configurable": {"thread_id": run.run_id}})
+    if snapshot.values and not snapshot.next:
+        raise ValueError(f"run {run.run_id} already finished; nothing to resume")
+    run.set_status("running")
+    reporter.message(f"resuming run {run.run_id}")
+    initial = None if snapshot.values else {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []}
+    return _execute(run, config, reporter, initial)  # type: ignore[arg-type]

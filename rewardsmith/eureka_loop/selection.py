@@ -1,0 +1,72 @@
+"""The select node and the routing after it: best by fitness (never by the candidate's own reward)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+
+from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
+
+
+def _better(a: CandidateSummary | None, b: CandidateSummary | None) -> CandidateSummary | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return b if (b.get("fitness") or float("-inf")) > (a.get("fitness") or float("-inf")) else a
+
+
+def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    round_, attempt = state.get("round", 0), state.get("attempt", 0)
+    candidates = state.get("candidates", [])
+    trained = [c for c in candidates if c.get("status") == "trained"]
+    round_best = None
+    for c in trained:
+        round_best = _better(round_best, c)
+    best = _better(state.get("best"), round_best)
+    entry = {
+        "round": round_,
+        "attempt": attempt,
+        "trained": len(trained),
+        "rejected": sum(c.get("status") == "rejected" for c in candidates),
+        "failed": sum(c.get("status") == "failed" for c in candidates),
+        "round_best": candidate_key(round_best["round"], round_best["idx"]) if round_best else None,
+        "round_best_fitness": round_best.get("fitness") if round_best else None,
+        "best": candidate_key(best["round"], best["idx"]) if best else None,
+        "best_fitness": best.get("fitness") if best else None,
+    }
+    ctx.run.write_round_file(round_, f"summary_a{attempt}.json", entry)
+    update: dict[str, Any] = {"best": best, "history": [entry]}
+    if best is not None:
+        best_path = ctx.run.candidate_dir(best["round"], best["idx"]) / "reward.py"
+        ctx.run.update_summary(best_fitness=best.get("fitness"), best_reward_path=str(best_path), best_candidate=entry["best"])
+        ctx.reporter.best({"key": entry["best"], "fitness": best.get("fitness")})
+    ctx.run.update_summary(rounds_done=round_ + 1)
+    stop = state.get("stop_reason")
+    target = ctx.config.fitness_target
+    if stop is None and target is not None and best is not None and (best.get("fitness") or float("-inf")) >= target:
+        stop = f"fitness target {target} reached"
+    if stop is None and ctx.budget is not None and ctx.budget.exceeded():
+        stop = f"budget: {ctx.budget.exceeded()}"
+    if stop is None and not trained and attempt < ctx.config.round_retries:
+        ctx.reporter.message(f"round {round_}: no candidate trained; repeating the round (attempt {attempt + 2})")
+        update.update(attempt=attempt + 1)
+    elif stop is None and round_ + 1 < ctx.config.rounds:
+        update.update(round=round_ + 1, attempt=0)
+    else:
+        update["stop_reason"] = stop or f"completed {ctx.config.rounds} rounds"
+    return update
+
+
+def after_design(state: LoopState) -> Literal["critique", "evaluate", "__end__"]:
+    if state.get("stop_reason"):
+        return "evaluate" if state.get("best") else "__end__"
+    return "critique"
+
+
+def after_select(state: LoopState) -> Literal["design", "evaluate", "__end__"]:
+    if not state.get("stop_reason"):
+        return "design"
+    return "evaluate" if state.get("best") else "__end__"

@@ -1,0 +1,100 @@
+"""Graph state (ids and summaries only, checkpointed after every node) and the run context."""
+
+from __future__ import annotations
+
+import operator
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+
+if TYPE_CHECKING:
+    from rewardsmith.envs.adapter import TaskAdapter
+    from rewardsmith.eureka_loop.designer import Designer
+    from rewardsmith.eureka_loop.llm import Budget, LLMClient
+    from rewardsmith.eureka_loop.reporter import Reporter
+    from rewardsmith.runs.store import Run
+    from rewardsmith.sandbox.training import Sandbox
+
+
+@dataclass
+class LoopConfig:
+    """What the user asked for; stored in run.json so `resume` rebuilds the same loop."""
+
+    task_id: str
+    task_file: str | None = None
+    model: str | None = None
+    api_base: str | None = None
+    rounds: int = 3
+    samples: int = 4
+    steps: int | None = None
+    algo: str | None = None
+    parallel: int = 2
+    seed: int = 0
+    max_usd: float | None = None
+    max_tokens: int | None = None
+    feedback: str | None = None
+    evaluate: bool = True
+    eval_seeds: int = 2
+    critic_llm: bool = False
+    round_retries: int = 2
+    fitness_target: float | None = None
+    sandbox: str = "auto"
+    train_timeout_s: float = 3600.0
+    temperature: float = 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LoopConfig:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @property
+    def designer_name(self) -> str:
+        return self.model or "offline designer"
+
+
+class CandidateSummary(TypedDict, total=False):
+    """One candidate as the graph sees it; code, logs and arrays stay in the run store."""
+
+    round: int
+    idx: int
+    status: str  # designed | rejected | trained | failed
+    category: str | None
+    message: str | None
+    fitness: float | None
+    success_rate: float | None
+    parent: str | None
+    warnings: list[str]
+
+
+class LoopState(TypedDict, total=False):
+    round: int
+    attempt: int
+    candidates: list[CandidateSummary]
+    best: CandidateSummary | None
+    history: Annotated[list[dict[str, Any]], operator.add]
+    stop_reason: str | None
+    evaluation: dict[str, Any] | None
+
+
+@dataclass
+class Context:
+    """Live objects for the nodes: not checkpointed, rebuilt by `resume` from run.json."""
+
+    run: Run
+    adapter: TaskAdapter
+    config: LoopConfig
+    designer: Designer
+    sandbox: Sandbox
+    reporter: Reporter
+    states_path: Path
+    llm: LLMClient | None = None
+    budget: Budget | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
+def candidate_key(round: int, idx: int) -> str:
+    return f"r{round:02d}c{idx:02d}"

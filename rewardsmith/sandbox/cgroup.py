@@ -1,0 +1,138 @@
+"""Per-run cgroups for the process sandbox: a process cap that holds for root, and a clean kill.
+
+RLIMIT_NPROC is ignored for root and counts every process of a uid (so one fork bomb would starve
+the other workers of that uid). A `pids` cgroup per run caps that run alone, in the kernel, whoever
+the worker runs as; `pids.events` tells afterwards whether the cap was hit. A `cpu` cgroup, where
+it can be made, enforces `Limits.cpus`. Where no cgroup can be made (not root, no delegation), the
+caller falls back to RLIMIT_NPROC or to `TaskWatchdog`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+V1_ROOT = Path("/sys/fs/cgroup")
+PARENT = "rewardsmith"
+
+
+def _own_v1_path(controller: str) -> str | None:
+    """This process's cgroup path in a v1 hierarchy, e.g. "/" for `pids`."""
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if controller in controllers.split(","):
+                return path
+    except OSError:
+        return None
+    return None
+
+
+class RunCgroup:
+    """One cgroup per sandboxed run in the v1 `pids` (and, if possible, `cpu`) hierarchies."""
+
+    def __init__(self, dirs: dict[str, Path]) -> None:
+        self.dirs = dirs
+
+    @classmethod
+    def create(cls, processes: int, cpus: float | None) -> RunCgroup | None:
+        """Make the cgroup, or None where this machine does not let us (then use the fallbacks)."""
+        name = f"run-{uuid.uuid4().hex[:12]}"
+        dirs: dict[str, Path] = {}
+        wanted = {"pids": True, "cpu": cpus is not None}
+        for controller, needed in wanted.items():
+            own = _own_v1_path(controller)
+            base = V1_ROOT / controller
+            if not needed or own is None or not (base / "cgroup.procs").exists():
+                continue
+            path = base / own.lstrip("/") / PARENT / name
+            try:
+                path.mkdir(parents=True)
+                if controller == "pids":
+                    (path / "pids.max").write_text(str(processes))
+                elif cpus is not None:
+                    period = 100_000
+                    (path / "cpu.cfs_period_us").write_text(str(period))
+                    (path / "cpu.cfs_quota_us").write_text(str(max(int(cpus * period), 1000)))
+                dirs[controller] = path
+            except OSError:
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+        if "pids" not in dirs:
+            cls(dirs).remove()
+            return None
+        return cls(dirs)
+
+    def enter(self) -> None:
+        """Move the calling process here; runs in the child before exec (`preexec_fn`)."""
+        pid = str(os.getpid())
+        for path in self.dirs.values():
+            (path / "cgroup.procs").write_text(pid)
+
+    def process_limit_hit(self) -> bool:
+        """Whether a fork or thread creation was refused because of `pids.max`."""
+        try:
+            for line in (self.dirs["pids"] / "pids.events").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "max" and int(value) > 0:
+                    return True
+        except (OSError, ValueError, KeyError):
+            return False
+        return False
+
+    def pids(self) -> list[int]:
+        try:
+            text = (self.dirs["pids"] / "cgroup.procs").read_text()
+        except (OSError, KeyError):
+            return []
+        return [int(p) for p in text.split()]
+
+    def kill_all(self) -> None:
+        """SIGKILL everything left in the cgroup, even processes that left the process group."""
+        for _ in range(50):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.02)
+
+    def remove(self) -> None:
+        self.kill_all()
+        for path in self.dirs.values():
+            for _ in range(50):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)  # the last tasks are still exiting
+
+
+def count_tasks(root_pid: int) -> int:
+    """Threads of `root_pid` and all its descendants, read from /proc (for the watchdog)."""
+    children: dict[int, list[int]] = {}
+    threads: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        pid, ppid = int(entry.name), int(fields[1])
+        children.setdefault(ppid, []).append(pid)
+        threads[pid] = int(fields[17])
+    total, stack = 0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        total += threads.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total

@@ -1,0 +1,1 @@
+"""The Docker worker image: built without a registry (`image.py`) or from the `Dockerfile`."""
