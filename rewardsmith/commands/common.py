@@ -12,7 +12,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-console = Console()
+console = Console(log_path=False)
 err_console = Console(stderr=True)
 
 TaskFileOption = Annotated[

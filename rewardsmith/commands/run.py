@@ -44,6 +44,7 @@ def _fmt(value: float | None) -> str:
 
 def _execute(action: Any, as_json: bool, runs_dir: Path) -> None:
     from rewardsmith.commands.live import LiveReporter
+    from rewardsmith.envs.registry import TaskNotFoundError
     from rewardsmith.eureka_loop.llm import LLMError
     from rewardsmith.eureka_loop.reporter import NullReporter
     from rewardsmith.runs.schema import RunStoreError
@@ -58,8 +59,13 @@ def _execute(action: Any, as_json: bool, runs_dir: Path) -> None:
     except KeyboardInterrupt:
         console.print(f"\n[yellow]interrupted.[/] Continue with: rewardsmith resume RUN_ID --runs-dir {runs_dir} (see `rewardsmith runs`)")
         raise typer.Exit(130) from None
-    except (LLMError, RunStoreError, ValueError, FileNotFoundError) as exc:
+    except (LLMError, RunStoreError, TaskNotFoundError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    except Exception as exc:  # an infrastructure failure: the run is kept and can be resumed
+        fail(
+            f"the run stopped on an unexpected {type(exc).__name__}: {exc}",
+            f"everything so far is kept; fix the cause, then `rewardsmith resume RUN_ID --runs-dir {runs_dir}`",
+        )
     if as_json:
         print_json(result)
     else:

@@ -67,7 +67,7 @@ def train(
             check_source(source)  # static errors are reported before any sandbox starts
         chosen = choose_sandbox(sandbox)
     job = make_job(adapter, steps=steps, seed=seed, algo=algo)
-    out = out or Path("runs") / "train" / f"{adapter.id}-{time.strftime('%Y%m%d-%H%M%S')}"
+    out = (out or Path("runs") / "train" / f"{adapter.id}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     if not as_json:
         console.print(f"Training [bold]{adapter.id}[/] on {label}: {job.algo.upper()}, {job.steps:,} steps, seed {seed}, sandbox: {chosen.describe()}")
     with Progress(

@@ -1,23 +1,47 @@
-"""The Trajectory Analyzer node: turns training statistics into the reflection for the next round.
+"""The Trajectory Analyzer node: turns training statistics and rollouts into the next round's feedback.
 
-For each trained candidate: every reward component, the fitness, success rate and episode length
-at the checkpoints (lists plus max/mean/min), with advice where the numbers call for it.
+For each trained candidate (after Eureka's reward reflection and Auto MC-Reward's analyzer):
+
+- every reward component, the fitness, success rate and episode length at the checkpoints (lists
+  plus max/mean/min), with advice where the numbers call for it;
+- how the evaluation episodes ended (terminated vs time-out, and which state field was at an
+  extreme when they terminated);
+- which state fields differ most between failed and successful (or low- and high-fitness)
+  episodes, as standardised mean differences;
+- how each component moved from the first to the last checkpoint;
+- reward-hacking flags (`hacking.py`): reward vs fitness on the trajectory bank and over training;
+- with `analyzer_llm`, an LLM summary of likely failure causes with suggested fixes, for the
+  round's best candidate only (the only new candidate whose reflection the next prompt can carry).
+
+The facts go into the reflection (the next round's prompt) and into the candidate's analysis.json.
+Afterwards the trained policies' evaluation episodes join the trajectory bank.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from langgraph.runtime import Runtime
 
-from rewardsmith.eureka_loop.state import Context, LoopState
+from rewardsmith.eureka_loop.bank import Record, TrajectoryBank, bank_for, seed_bank
+from rewardsmith.eureka_loop.hacking import bank_signals, combine, training_signals
+from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMUnavailableError, prompt_hash
+from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
+from rewardsmith.sandbox import job as job_files
+from rewardsmith.sandbox.trajectories import load_episodes
 
 NEAR_ZERO_SUCCESS = 0.05
 FLAT_RELATIVE_RANGE = 0.05
 DOMINANCE_RATIO = 10.0
+EXTREME_Z = 2.0  # a final field value this many bank stds from the mean "ended" the episode
+FIELDS_REPORTED = 3
+MIN_GROUP = 2
+ANALYSIS_FILE = "analysis.json"
 
 
 def _series_line(name: str, values: list[float]) -> str:
@@ -50,7 +74,147 @@ def advice_for(checkpoints: list[dict[str, Any]], has_success: bool) -> list[str
     return advice
 
 
-def reflection(outcome: dict[str, Any], code: str, has_success: bool) -> tuple[str, dict[str, Any]]:
+# --- trajectory statistics -------------------------------------------------------------------
+
+
+def _scalar_series(values: np.ndarray) -> np.ndarray:
+    """A field's per-step values as scalars (vector fields by their norm)."""
+    return np.linalg.norm(values, axis=1) if values.ndim > 1 else values
+
+
+def field_stats(records: list[Record]) -> dict[str, tuple[float, float]]:
+    """Mean and std of every field over all states of `records` (the reference for extremes)."""
+    names = list(records[0][0].states)
+    stats = {}
+    for name in names:
+        values = np.concatenate([_scalar_series(e.states[name]) for e, _, _ in records])
+        stats[name] = (float(np.mean(values)), float(np.std(values)) or 1.0)
+    return stats
+
+
+def ending_stats(records: list[Record], reference: dict[str, tuple[float, float]], has_success: bool) -> dict[str, Any]:
+    """How the episodes ended, and which field was at an extreme when a failure ended one."""
+    n = len(records)
+    terminated = [e.terminated for e, _, _ in records]
+    truncated = [e.truncated and not e.terminated for e, _, _ in records]
+    result: dict[str, Any] = {
+        "episodes": n,
+        "terminated_rate": float(np.mean(terminated)),
+        "truncated_rate": float(np.mean(truncated)),
+        "mean_length": float(np.mean([e.length for e, _, _ in records])),
+    }
+    if has_success:
+        result["success_rate"] = float(np.mean([bool(s) for _, _, s in records]))
+        result["terminated_failed"] = sum(e.terminated and not s for e, _, s in records)
+        result["terminated_succeeded"] = sum(e.terminated and bool(s) for e, _, s in records)
+    # Terminations that were not successes: name the field furthest out at the last state.
+    causes: Counter[tuple[str, str]] = Counter()
+    finals: dict[tuple[str, str], list[float]] = {}
+    for episode, _, success in records:
+        if not episode.terminated or (has_success and success):
+            continue
+        scores = {}
+        for name, (mean, std) in reference.items():
+            final = float(_scalar_series(episode.states[name])[-1])
+            scores[name] = ((final - mean) / std, final)
+        name, (z, final) = max(scores.items(), key=lambda kv: abs(kv[1][0]))
+        if abs(z) >= EXTREME_Z:
+            key = (name, "high" if z > 0 else "low")
+            causes[key] += 1
+            finals.setdefault(key, []).append(final)
+    result["causes"] = [
+        {
+            "field": name,
+            "side": side,
+            "episodes": count,
+            "final_mean": float(np.mean(finals[(name, side)])),
+            "typical_mean": reference[name][0],
+            "typical_std": reference[name][1],
+        }
+        for (name, side), count in causes.most_common(3)
+    ]
+    return result
+
+
+def _episode_features(records: list[Record]) -> dict[str, np.ndarray]:
+    """Per-episode mean of each field, and of its magnitude where the field changes sign."""
+    features: dict[str, np.ndarray] = {}
+    for name in records[0][0].states:
+        series = [_scalar_series(e.states[name][1:] if len(e.states[name]) > 1 else e.states[name]) for e, _, _ in records]
+        features[name] = np.array([float(np.mean(s)) for s in series])
+        if any(np.any(s < 0) for s in series) and any(np.any(s > 0) for s in series):
+            features[f"|{name}|"] = np.array([float(np.mean(np.abs(s))) for s in series])
+    return features
+
+
+def field_differences(
+    low: list[Record], high: list[Record], reference: list[Record], limit: int = FIELDS_REPORTED
+) -> list[dict[str, Any]]:
+    """The fields whose episode means differ most between `low` and `high`, in pooled stds.
+
+    The pooled std is floored at a tenth of the statistic's spread over `reference` episodes, so
+    two deterministic groups (near-zero variance) do not produce absurd effect sizes.
+    """
+    f_low, f_high, f_ref = _episode_features(low), _episode_features(high), _episode_features(reference)
+    rows = []
+    for name in f_low:
+        pooled = float(np.sqrt((np.var(f_low[name]) + np.var(f_high[name])) / 2))
+        floor = 0.1 * float(np.std(f_ref.get(name, np.zeros(1))))
+        scale = max(pooled, floor, 1e-9)
+        smd = (float(np.mean(f_high[name])) - float(np.mean(f_low[name]))) / scale
+        rows.append({"field": name, "smd": smd, "low_mean": float(np.mean(f_low[name])), "high_mean": float(np.mean(f_high[name]))})
+    rows.sort(key=lambda r: -abs(r["smd"]))
+    return rows[:limit]
+
+
+def compare_groups(own: list[Record], bank: list[Record], has_success: bool) -> dict[str, Any] | None:
+    """Pick the most telling comparison for this candidate's episodes; None when there is none.
+
+    Failed vs successful among its own episodes; else its low- vs high-fitness episodes; else its
+    episodes vs the best episodes in the bank (how this policy differs from the best behaviour seen).
+    """
+    reference = own + bank
+    if has_success:
+        won = [r for r in own if r[2]]
+        lost = [r for r in own if not r[2]]
+        if len(won) >= MIN_GROUP and len(lost) >= MIN_GROUP:
+            return {"low": "failed episodes", "high": "successful episodes", "fields": field_differences(lost, won, reference)}
+    fitness = np.array([f for _, f, _ in own])
+    if len(own) >= 2 * MIN_GROUP and np.ptp(fitness) > 0.1 * max(float(np.std([f for _, f, _ in reference])), 1e-12):
+        order = np.argsort(fitness, kind="stable")
+        third = max(len(own) // 3, MIN_GROUP)
+        low, high = [own[i] for i in order[:third]], [own[i] for i in order[-third:]]
+        return {"low": "its lowest-fitness episodes", "high": "its highest-fitness episodes", "fields": field_differences(low, high, reference)}
+    if bank:
+        own_mean = float(np.mean(fitness))
+        spread = float(np.std([f for _, f, _ in reference]))
+        best = sorted(bank, key=lambda r: -r[1])[: max(MIN_GROUP, len(bank) // 10)]
+        if np.mean([f for _, f, _ in best]) > own_mean + 0.25 * spread:
+            return {"low": "this policy's episodes", "high": "the best episodes in the trajectory bank", "fields": field_differences(own, best, reference)}
+    return None
+
+
+def component_trends(checkpoints: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """First and last checkpoint value of each component, and which way it went."""
+    if len(checkpoints) < 2:
+        return []
+    trends = []
+    for name in checkpoints[-1].get("components", {}):
+        first = float(checkpoints[0].get("components", {}).get(name, 0.0))
+        last = float(checkpoints[-1]["components"][name])
+        values = [float(c.get("components", {}).get(name, 0.0)) for c in checkpoints]
+        spread = max(values) - min(values)
+        direction = "flat" if spread < FLAT_RELATIVE_RANGE * max(abs(np.mean(values)), 1e-9) else ("rose" if last > first else "fell")
+        trends.append({"component": name, "first": first, "last": last, "direction": direction})
+    return trends
+
+
+# --- reflection and LLM summary ----------------------------------------------------------------
+
+
+def reflection(
+    outcome: dict[str, Any], code: str, has_success: bool, analysis: dict[str, Any] | None = None
+) -> tuple[str, dict[str, Any]]:
     """The reflection text for the prompt, and the same facts as data for the run record."""
     checkpoints = outcome.get("checkpoints", [])
     if not checkpoints:
@@ -64,19 +228,133 @@ def reflection(outcome: dict[str, Any], code: str, has_success: bool) -> tuple[s
     lines.append(_series_line("episode length", [c["episode_length"] for c in checkpoints]))
     advice = advice_for(checkpoints, has_success)
     text = render(
-        "reflection", fitness=outcome["fitness"], code=code, n_checkpoints=len(checkpoints), lines=lines, advice=advice, analysis=None
+        "reflection", fitness=outcome["fitness"], code=code, n_checkpoints=len(checkpoints), lines=lines, advice=advice,
+        analysis=analysis or None,
     )
     return text, {"lines": lines, "advice": advice}
 
 
+def _llm_summary(ctx: Context, summary: CandidateSummary, code: str, lines: list[str], analysis: dict[str, Any], worst: list[dict[str, Any]]) -> str | None:
+    """Ask the model for likely failure causes and fixes; cached so a resume never pays twice."""
+    messages = [
+        {
+            "role": "user",
+            "content": render(
+                "analyzer_summary", goal=ctx.adapter.goal, fitness_description=ctx.adapter.fitness_description,
+                fields=ctx.adapter.describe()["fields"], code=code, lines=lines, analysis=analysis, episodes=worst,
+            ),
+        }
+    ]
+    key = f"r{summary['round']:02d}-analyzer-{candidate_key(summary['round'], summary['idx'])}"
+    cached = ctx.run.load_reply(key)
+    if cached is not None and cached.get("prompt_hash") == prompt_hash(messages):
+        return str(cached.get("reply", "")).strip() or None
+    if ctx.llm is None:
+        return None
+    try:
+        call = ctx.llm.complete(messages)
+    except (LLMUnavailableError, BudgetExceededError) as exc:
+        ctx.reporter.message(f"analyzer LLM summary skipped: {exc}")
+        return None  # advisory: the loop goes on with the statistics alone
+    record = call.to_dict()
+    path = ctx.run.save_reply(key, record)
+    ctx.run.record_llm_call(summary["round"], "analyzer", record, path)
+    if ctx.budget is not None:
+        ctx.reporter.spend(ctx.budget.tokens, ctx.budget.usd)
+    return call.reply.strip() or None
+
+
+def _episode_brief(record: Record) -> dict[str, Any]:
+    episode, fitness, success = record
+    means = {name: float(np.mean(_scalar_series(v[1:] if len(v) > 1 else v))) for name, v in episode.states.items()}
+    ended = "terminated" if episode.terminated else "time limit"
+    return {"length": episode.length, "fitness": fitness, "success": success, "ended": ended, "means": means}
+
+
+# --- the node --------------------------------------------------------------------------------
+
+
+def _bank_hacking(ctx: Context, cand_dir: Path, bank: TrajectoryBank, bank_records: list[Record]) -> dict[str, Any] | None:
+    """The bank view of the hacking flag: from the preference check's scores, or scored now."""
+    pref = cand_dir / "preference.json"
+    if pref.exists():
+        record = json.loads(pref.read_text())
+        return record.get("hacking")
+    if not bank_records:
+        return None
+    from rewardsmith.eureka_loop.preference import SCORE_LIMITS
+    from rewardsmith.sandbox.score import score_bank
+
+    scores = score_bank((cand_dir / "reward.py").read_text(), cand_dir / "preference", bank.path, ctx.sandbox, SCORE_LIMITS)
+    if not scores.ok:
+        return None
+    fitness = np.array([f for _, f, _ in bank_records])
+    return bank_signals(fitness, np.asarray(scores.returns), np.asarray(scores.per_step))
+
+
+def analyze_candidate(
+    ctx: Context, c: CandidateSummary, bank: TrajectoryBank, bank_records: list[Record], reference: dict[str, tuple[float, float]], with_llm: bool
+) -> dict[str, Any]:
+    """All facts about one trained candidate; writes reflection.md and analysis.json."""
+    cand_dir = ctx.run.candidate_dir(c["round"], c["idx"])
+    outcome = json.loads((cand_dir / "outcome.json").read_text())
+    code = (cand_dir / "reward.py").read_text()
+    has_success = ctx.adapter.has_success
+    checkpoints = outcome.get("checkpoints", [])
+    analysis: dict[str, Any] = {"component_trends": component_trends(checkpoints)}
+    trajectories = cand_dir / "eval" / job_files.TRAJECTORIES_FILE
+    own = load_episodes(trajectories) if trajectories.exists() else []
+    if own:
+        analysis["endings"] = ending_stats(own, reference or field_stats(own), has_success)
+        analysis["comparison"] = compare_groups(own, bank_records, has_success)
+    analysis["hacking"] = combine(_bank_hacking(ctx, cand_dir, bank, bank_records), training_signals(checkpoints))
+    _, data = reflection(outcome, code, has_success)
+    if with_llm and data:
+        worst = [_episode_brief(r) for r in sorted(own, key=lambda r: r[1])[:2]]
+        analysis["llm_summary"] = _llm_summary(ctx, c, code, data["lines"], analysis, worst)
+    text, data = reflection(outcome, code, has_success, analysis)
+    ctx.run.write_candidate_file(c["round"], c["idx"], "reflection.md", text)
+    ctx.run.write_candidate_file(c["round"], c["idx"], ANALYSIS_FILE, {**data, **analysis})
+    return analysis
+
+
+def hacking_suspects(run_path: Path) -> list[dict[str, Any]]:
+    """Every flagged candidate of the run, read from the candidates' analysis files."""
+    suspects = []
+    for path in sorted(run_path.glob("round_*/cand_*/" + ANALYSIS_FILE)):
+        hacking = json.loads(path.read_text()).get("hacking") or {}
+        if hacking.get("suspect"):
+            round_, idx = int(path.parent.parent.name[6:]), int(path.parent.name[5:])
+            suspects.append({"candidate": candidate_key(round_, idx), "flag": hacking["flag"], "reasons": hacking["reasons"]})
+    return suspects
+
+
 def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
-    for c in state.get("candidates", []):
-        if c.get("status") != "trained":
-            continue
+    trained = [c for c in state.get("candidates", []) if c.get("status") == "trained"]
+    if not trained:
+        return {}
+    bank = bank_for(ctx.run.path)
+    seed_bank(ctx.adapter, bank, ctx.config.seed, ctx.reporter.message)
+    bank_records = bank.load()
+    reference = field_stats(bank_records) if bank_records else {}
+    round_best = max(trained, key=lambda c: c.get("fitness") if c.get("fitness") is not None else float("-inf"))
+    flags = {}
+    for c in trained:
+        with_llm = ctx.config.analyzer_llm and c is round_best
+        analysis = analyze_candidate(ctx, c, bank, bank_records, reference, with_llm)
+        key = candidate_key(c["round"], c["idx"])
+        if analysis["hacking"]["suspect"]:
+            flags[key] = analysis["hacking"]["reasons"]
+            ctx.reporter.message(f"{key}: reward_hacking_suspect: " + "; ".join(analysis["hacking"]["reasons"]))
+    # The trained policies' evaluation episodes join the bank for the next preference checks.
+    for c in trained:
         cand_dir = ctx.run.candidate_dir(c["round"], c["idx"])
-        outcome = json.loads((cand_dir / "outcome.json").read_text())
-        text, data = reflection(outcome, (cand_dir / "reward.py").read_text(), ctx.adapter.has_success)
-        ctx.run.write_candidate_file(c["round"], c["idx"], "reflection.md", text)
-        ctx.run.write_candidate_file(c["round"], c["idx"], "analysis.json", data)
+        bank.add_file(cand_dir / "eval" / job_files.TRAJECTORIES_FILE, candidate_key(c["round"], c["idx"]))
+    info = bank.info()
+    ctx.run.write_round_file(
+        state.get("round", 0), f"analysis_a{state.get('attempt', 0)}.json",
+        {"reward_hacking_suspects": flags, "bank_size": info.size, "bank_version": info.version},
+    )
+    ctx.run.update_summary(reward_hacking_suspects=hacking_suspects(ctx.run.path), bank_size=info.size)
     return {}

@@ -8,6 +8,7 @@ of the loop (critic, training, replay) treats both designers the same way.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -84,12 +85,24 @@ def term_scales(adapter: TaskAdapter, states_path: Path) -> dict[tuple[str, str]
     return scales
 
 
+def _human_helpers(source: str) -> str:
+    """The human reward's definitions, minus its docstring and imports, as `_human_reward`."""
+    tree = ast.parse(source)
+    kept = [
+        node
+        for node in tree.body
+        if not isinstance(node, ast.Import | ast.ImportFrom)
+        and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+    ]
+    parts = [ast.get_source_segment(source, node) or "" for node in kept]
+    return "\n\n\n".join(parts).replace("def compute_reward(", "def _human_reward(")
+
+
 def render_code(genome: Genome, human_source: str | None, scales: dict[tuple[str, str], float]) -> str:
     """Reward source for a genome; the human reward is embedded as a helper function."""
-    lines = ["import numpy as np", ""]
+    lines = ["import numpy as np", "", ""]
     if human_source is not None:
-        body = human_source.replace("def compute_reward(", "def _human_reward(")
-        lines += [body.rstrip(), "", ""]
+        lines += [_human_helpers(human_source), "", ""]
     lines.append(f"_HUMAN_WEIGHTS = {json.dumps(genome.human_weights, sort_keys=True)}")
     lines += ["", "", "def compute_reward(state, action, next_state):"]
     if human_source is not None:

@@ -105,8 +105,13 @@ def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
 def start_run(config: LoopConfig, runs_dir: Path, reporter: Reporter | None = None, command: list[str] | None = None) -> dict[str, Any]:
     """Create a run in `runs_dir` and evolve rewards until a stop condition."""
     reporter = reporter or NullReporter()
-    load_task(config.task_id, config.task_file)  # fail fast on a bad task before creating a run
-    run = RunStore(runs_dir).create_run(config.task_id, config.to_dict(), command or sys.argv, config.seed)
+    # Fail fast, before a run directory exists, on a bad task or a model without credentials.
+    load_task(config.task_id, config.task_file)
+    if config.model:
+        from rewardsmith.eureka_loop.llm import LLMClient, LLMConfig
+
+        LLMClient(LLMConfig(model=config.model, api_base=config.api_base))
+    run = RunStore(runs_dir.resolve()).create_run(config.task_id, config.to_dict(), command or sys.argv, config.seed)
     if config.task_file:
         shutil.copyfile(config.task_file, run.path / TASK_COPY)
     reporter.message(f"run {run.run_id} in {run.path}")
@@ -116,7 +121,7 @@ def start_run(config: LoopConfig, runs_dir: Path, reporter: Reporter | None = No
 def resume_run(run_ref: str | Path, runs_dir: Path, reporter: Reporter | None = None) -> dict[str, Any]:
     """Continue an interrupted run from its last checkpoint; stored replies are reused."""
     reporter = reporter or NullReporter()
-    run = RunStore(runs_dir).open_run(run_ref)
+    run = RunStore(runs_dir.resolve()).open_run(run_ref)
     info = run.info()
     config = LoopConfig.from_dict(info["config"])
     graph = build_graph(run.checkpoint_db_path)

@@ -42,6 +42,11 @@ class LoopConfig:
     sandbox: str = "auto"
     train_timeout_s: float = 3600.0
     temperature: float = 1.0
+    preference_check: bool = True
+    # Pairwise agreement below which a candidate is rejected untrained; chosen from the
+    # measurements in docs/benchmarks.md (preference ablation).
+    preference_threshold: float = 0.6
+    analyzer_llm: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

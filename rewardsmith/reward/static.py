@@ -85,7 +85,7 @@ def _check_signature(tree: ast.Module) -> None:
     positional = [a.arg for a in args.posonlyargs + args.args]
     extras = args.vararg or args.kwarg or args.kwonlyargs
     if tuple(positional) != CONTRACT_PARAMETERS or extras:
-        got = ", ".join(positional + [f"*{args.vararg.arg}"] * bool(args.vararg))
+        got = ", ".join(positional + ([f"*{args.vararg.arg}"] if args.vararg else []))
         raise RewardError(
             ErrorCategory.SIGNATURE_ERROR,
             f"compute_reward takes ({got}); the contract is "

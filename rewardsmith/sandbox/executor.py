@@ -256,7 +256,9 @@ class ProcessSandbox:
             if os.path.exists(path):
                 cmd += ["--ro-bind", path, path]  # writable by uid 0 even without capabilities
         for path in hidden:
-            cmd += ["--size", str(TMP_BYTES if path == Path("/tmp") else 1 << 20), "--tmpfs", str(path)]
+            scratch = path == Path("/tmp")  # writable by everyone, sticky, like a real /tmp
+            cmd += ["--perms", "1777" if scratch else "0755", "--size", str(TMP_BYTES if scratch else 1 << 20)]
+            cmd += ["--tmpfs", str(path)]
         made: set[Path] = set()
         for path in sorted(needed, key=lambda p: len(p.parts)):
             for parent in reversed(path.parents):
@@ -308,6 +310,7 @@ class ProcessSandbox:
         if self.runs_as_nobody([*writable, *readable]):
             for path in writable:
                 os.chown(path, NOBODY, NOBODY)
+                os.chmod(path, 0o755)  # bwrap enters it before the uid change, without capabilities
         cgroup = RunCgroup.create(limits.processes, limits.cpus) if self.use_cgroup else None
         non_root = not self.root or self.runs_as_nobody([*writable, *readable])
         # With a cgroup the per-run cap is exact; RLIMIT_NPROC (per uid, shared by all workers of

@@ -51,28 +51,31 @@ class LunarLander(TaskAdapter):
         },
     )
 
-    def state_fields(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
+    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         from gymnasium.envs.box2d import lunar_lander as ll
 
-        lander_env = env.unwrapped
-        lander = lander_env.lander  # type: ignore[attr-defined]
+        lander_env: Any = env.unwrapped
+        lander = lander_env.lander
         half_w = ll.VIEWPORT_W / ll.SCALE / 2
         half_h = ll.VIEWPORT_H / ll.SCALE / 2
         pos, vel = lander.position, lander.linearVelocity
         # Recomputed in float64 from the simulator, as the environment does before it rounds the
         # observation to float32; the shipped reward is defined on these values.
-        return {
-            "x_position": (pos.x - half_w) / half_w,
-            "y_position": (pos.y - (lander_env.helipad_y + ll.LEG_DOWN / ll.SCALE)) / half_h,  # type: ignore[attr-defined]
-            "x_velocity": vel.x * half_w / ll.FPS,
-            "y_velocity": vel.y * half_h / ll.FPS,
-            "angle": lander.angle,
-            "angular_velocity": 20.0 * lander.angularVelocity / ll.FPS,
-            "left_leg_contact": 1.0 if lander_env.legs[0].ground_contact else 0.0,  # type: ignore[attr-defined]
-            "right_leg_contact": 1.0 if lander_env.legs[1].ground_contact else 0.0,  # type: ignore[attr-defined]
-            "crashed": 1.0 if lander_env.game_over else 0.0,  # type: ignore[attr-defined]
-            "at_rest": 0.0 if lander.awake else 1.0,
-        }
+        return np.array(
+            (
+                (pos.x - half_w) / half_w,
+                (pos.y - (lander_env.helipad_y + ll.LEG_DOWN / ll.SCALE)) / half_h,
+                vel.x * half_w / ll.FPS,
+                vel.y * half_h / ll.FPS,
+                lander.angle,
+                20.0 * lander.angularVelocity / ll.FPS,
+                1.0 if lander_env.legs[0].ground_contact else 0.0,
+                1.0 if lander_env.legs[1].ground_contact else 0.0,
+                1.0 if lander_env.game_over else 0.0,
+                0.0 if lander.awake else 1.0,
+            ),
+            dtype=np.float64,
+        )
 
     def fitness(self, episode: Episode) -> float:
         return float(np.sum(episode.env_rewards))

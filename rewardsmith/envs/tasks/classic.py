@@ -43,13 +43,9 @@ class CartPole(TaskAdapter):
     success_description = "the pole stayed up for all 500 steps"
     training = TrainingDefaults(algo="ppo", steps=30_000, n_envs=8, hyperparams={"ppo": _CARTPOLE_PPO})
 
-    def state_fields(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "cart_position": float(obs[0]),
-            "cart_velocity": float(obs[1]),
-            "pole_angle": float(obs[2]),
-            "pole_angular_velocity": float(obs[3]),
-        }
+    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        # The observation is exactly (cart_position, cart_velocity, pole_angle, pole_angular_velocity).
+        return np.array(obs, dtype=np.float64)
 
     def fitness(self, episode: Episode) -> float:
         return float(episode.length)
@@ -88,15 +84,11 @@ class Acrobot(TaskAdapter):
         hyperparams={"ppo": {"n_steps": 256, "gae_lambda": 0.94, "gamma": 0.99, "n_epochs": 4}},
     )
 
-    def state_fields(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
+    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        # The simulator's float64 state, not the float32 observation: the goal test uses it.
         s = env.unwrapped.state  # type: ignore[attr-defined]
-        return {
-            "link1_angle": float(s[0]),
-            "link2_angle": float(s[1]),
-            "link1_angular_velocity": float(s[2]),
-            "link2_angular_velocity": float(s[3]),
-            "tip_height": float(-np.cos(s[0]) - np.cos(s[1] + s[0])),
-        }
+        tip_height = -np.cos(s[0]) - np.cos(s[1] + s[0])
+        return np.array((s[0], s[1], s[2], s[3], tip_height), dtype=np.float64)
 
     def fitness(self, episode: Episode) -> float:
         return -float(episode.length)
@@ -144,9 +136,8 @@ class MountainCarContinuous(TaskAdapter):
         },
     )
 
-    def state_fields(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
-        s = env.unwrapped.state  # type: ignore[attr-defined]
-        return {"position": float(s[0]), "velocity": float(s[1])}
+    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        return np.array(env.unwrapped.state[:2], dtype=np.float64)  # type: ignore[attr-defined]
 
     def fitness(self, episode: Episode) -> float:
         return float(np.max(episode.states["position"]))
@@ -195,9 +186,9 @@ class Pendulum(TaskAdapter):
         },
     )
 
-    def state_fields(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
+    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         th, thdot = env.unwrapped.state  # type: ignore[attr-defined]
-        return {"pole_angle": float(_angle_normalize(th)), "angular_velocity": float(thdot)}
+        return np.array((_angle_normalize(th), thdot), dtype=np.float64)
 
     def fitness(self, episode: Episode) -> float:
         return float(np.mean(np.cos(episode.states["pole_angle"][1:])))

@@ -58,26 +58,45 @@ class _Locomotion(TaskAdapter):
     height_index: int
     planar: bool = True
 
-    def state_fields(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
-        base = env.unwrapped
-        qpos, qvel = base.data.qpos, base.data.qvel  # type: ignore[attr-defined]
-        fields: dict[str, Any] = {
-            "x_position": info.get("x_position", float(qpos[0])),
-            "x_velocity": info.get("x_velocity", float(qvel[0])),
-            "torso_height": float(qpos[self.height_index]),
-            "joint_angles": qpos[self.joint_slice].copy(),
-            "joint_velocities": qvel[self.joint_velocity_slice].copy(),
-        }
+    @property
+    def n_joints(self) -> int:
+        return self.joint_slice.stop - self.joint_slice.start
+
+    @property
+    def has_healthy(self) -> bool:
+        return "is_healthy" in self.schema.layout
+
+    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        # Filled in schema order (see `_planar_fields` / `_spatial_fields`) with few numpy calls:
+        # this runs on every environment step. The env reports the x (and y) position and the
+        # velocity it rewarded (a finite difference over the step); after a reset there is no
+        # velocity yet, so the simulator's stands in.
+        base: Any = env.unwrapped
+        data = base.data
+        qpos, qvel = data.qpos, data.qvel
+        vector = np.empty(self.schema.size)
+        vector[0] = info.get("x_position", qpos[0])
         if self.planar:
-            fields["torso_angle"] = float(qpos[2])
+            vector[1] = info.get("x_velocity", qvel[0])
+            start = 2
         else:
-            fields["y_position"] = info.get("y_position", float(qpos[1]))
-            fields["y_velocity"] = info.get("y_velocity", float(qvel[1]))
-            fields["torso_orientation"] = qpos[3:7].copy()
-            fields["contact_forces"] = base.data.cfrc_ext[1:].ravel().copy()  # type: ignore[attr-defined]
-        if "is_healthy" in self.schema.names:
-            fields["is_healthy"] = 1.0 if base.is_healthy else 0.0  # type: ignore[attr-defined]
-        return fields
+            vector[1] = info.get("y_position", qpos[1])
+            vector[2] = info.get("x_velocity", qvel[0])
+            vector[3] = info.get("y_velocity", qvel[1])
+            start = 4
+        # torso height, torso angle (planar) or orientation (spatial), joint angles: contiguous.
+        body = qpos[self.height_index : self.joint_slice.stop]
+        end = start + body.size
+        vector[start:end] = body
+        start, end = end, end + self.n_joints
+        vector[start:end] = qvel[self.joint_velocity_slice]
+        if not self.planar:
+            forces = data.cfrc_ext[1:]
+            start, end = end, end + forces.size
+            vector[start:end] = forces.ravel()
+        if self.has_healthy:
+            vector[end] = 1.0 if base.is_healthy else 0.0
+        return vector
 
     def fitness(self, episode: Episode) -> float:
         x = episode.states["x_position"]

@@ -1,0 +1,89 @@
+"""`rewardsmith runs`: list runs; plus the run argument and error handling the viewing commands share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from rewardsmith.commands.common import JsonOption, console, fail, print_json
+
+if TYPE_CHECKING:
+    from rewardsmith.runs.views import RunView
+
+RunsDirOption = Annotated[
+    Path,
+    typer.Option("--runs-dir", envvar="REWARDSMITH_RUNS_DIR", help="Where runs are stored."),
+]
+RunArgument = Annotated[
+    str, typer.Argument(help="Run id, a unique prefix of it, or the path of a run directory.")
+]
+
+
+@contextmanager
+def run_errors() -> Iterator[None]:
+    """Turn a missing, partial, damaged or newer-schema run into one clear line, never a traceback."""
+    from rewardsmith.runs.schema import RunStoreError
+
+    try:
+        yield
+    except RunStoreError as exc:
+        fail(str(exc), "list the runs with `rewardsmith runs --runs-dir DIR`")
+    except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError) as exc:
+        fail(str(exc))
+
+
+def load(run_ref: str, runs_dir: Path) -> RunView:
+    """Open and read a run for a viewing command, failing with a clear message."""
+    from rewardsmith.runs.views import open_view
+
+    with run_errors():
+        view = open_view(run_ref, runs_dir)
+    return view
+
+
+def fmt(value: float | None, spec: str = ".4g") -> str:
+    """A number for a table cell; `-` for a missing one."""
+    return "-" if value is None else format(value, spec)
+
+
+def runs(
+    runs_dir: RunsDirOption = Path("runs"),
+    task: Annotated[str | None, typer.Option("--task", help="Only runs of this task id.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List runs: task, designer, rounds, best fitness, human-normalised score, cost, state."""
+    from rewardsmith.runs.store import RunStore
+
+    summaries = RunStore(runs_dir).list_runs()
+    if task is not None:
+        summaries = [s for s in summaries if s.task == task]
+    if as_json:
+        print_json([asdict(s) for s in summaries])
+        return
+    if not summaries:
+        console.print(f"no runs in {runs_dir}" + (f" for task {task!r}" if task else ""))
+        return
+    table = Table(title=f"Runs in {runs_dir}")
+    for column in ("run", "task", "designer", "rounds", "best fitness", "human-norm.", "cost"):
+        table.add_column(column, justify="right" if column in ("rounds", "cost") else "left")
+    table.add_column("state")
+    styles = {"finished": "green", "running": "yellow", "interrupted": "yellow", "failed": "red"}
+    for s in summaries:
+        table.add_row(
+            s.run_id,
+            s.task,
+            s.model,
+            str(s.rounds_done),
+            fmt(s.best_fitness),
+            fmt(s.human_normalized_score, ".2f"),
+            f"${s.cost_usd or 0:.4f}",
+            f"[{styles[s.status]}]{s.status}[/]",
+        )
+    console.print(table)
+    console.print("Look at one with [bold]rewardsmith show RUN[/] (a unique prefix of the id will do).")

@@ -1,0 +1,123 @@
+"""Reward-hacking flags: where a candidate's reward and the task's fitness part ways.
+
+Two views, both from data the loop already has (no reward code runs here):
+
+- on the trajectory bank (the candidate's scores from the preference check): a reward that pays
+  most, per step, in the low-fitness episodes (rank correlation of per-step reward with fitness
+  below `BANK_CORRELATION`) invites a policy to farm it, even when its returns still pass the
+  preference check (a positive per-step reward acts as an alive bonus on tasks that end on failure);
+- over training (the worker's checkpoints hold the reward return and the fitness): a return that
+  keeps rising after fitness has peaked and fallen, or that moves against fitness throughout.
+
+Either makes the candidate a `reward_hacking_suspect`: shown in the CLI and the run record, and
+told to the designer. A flag is a suspicion for a person or the designer to weigh, not a verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+FLAG = "reward_hacking_suspect"
+BANK_CORRELATION = -0.3  # per-step reward vs fitness, Spearman, over the bank
+TRAIN_CORRELATION = -0.5  # reward return vs fitness, Spearman, over the checkpoints
+FITNESS_DROP = 0.25  # of the fitness range over training: a fall after the peak that counts
+RETURN_RISE = 0.10  # of the return range over training: a rise after the fitness peak that counts
+MIN_CHECKPOINTS = 4
+
+
+def ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks with ties averaged (for Spearman's rho)."""
+    order = np.argsort(values, kind="stable")
+    ranked = np.empty(len(values), dtype=np.float64)
+    ranked[order] = np.arange(len(values), dtype=np.float64)
+    sorted_values = values[order]
+    start = 0
+    for end in range(1, len(values) + 1):
+        if end == len(values) or sorted_values[end] != sorted_values[start]:
+            ranked[order[start:end]] = (start + end - 1) / 2.0
+            start = end
+    return ranked
+
+
+def spearman(a: np.ndarray | list[float], b: np.ndarray | list[float]) -> float | None:
+    """Spearman's rank correlation; None when either side is constant or too short."""
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if len(x) < 3 or np.ptp(x) <= 1e-12 * max(1.0, float(np.max(np.abs(x)))) or np.ptp(y) <= 0:
+        return None
+    rx, ry = ranks(x), ranks(y)
+    if np.std(rx) == 0 or np.std(ry) == 0:
+        return None
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def bank_signals(fitness: np.ndarray, returns: np.ndarray, per_step: np.ndarray) -> dict[str, Any]:
+    """How the reward pays across the bank's fitness range; `suspect` with reasons."""
+    record: dict[str, Any] = {
+        "return_fitness_corr": spearman(returns, fitness),
+        "per_step_fitness_corr": spearman(per_step, fitness),
+        "suspect": False,
+        "reasons": [],
+    }
+    if len(fitness) >= 6 and np.ptp(fitness) > 0:
+        order = np.argsort(fitness, kind="stable")
+        third = len(order) // 3
+        low, high = order[:third], order[-third:]
+        record["per_step_low_fitness"] = float(np.mean(per_step[low]))
+        record["per_step_high_fitness"] = float(np.mean(per_step[high]))
+    corr = record["per_step_fitness_corr"]
+    if corr is not None and corr < BANK_CORRELATION and record.get("per_step_low_fitness", 0.0) > record.get("per_step_high_fitness", 0.0):
+        record["suspect"] = True
+        record["reasons"].append(
+            f"on the trajectory bank it pays most per step in the low-fitness episodes "
+            f"(mean {record['per_step_low_fitness']:.3g} per step in the worst third vs "
+            f"{record['per_step_high_fitness']:.3g} in the best third; rank correlation with fitness {corr:+.2f})"
+        )
+    corr = record["return_fitness_corr"]
+    if corr is not None and corr < BANK_CORRELATION:
+        record["suspect"] = True
+        record["reasons"].append(f"its episode returns on the trajectory bank fall as fitness rises (rank correlation {corr:+.2f})")
+    return record
+
+
+def training_signals(checkpoints: list[dict[str, Any]]) -> dict[str, Any]:
+    """Whether the reward return rose while fitness fell over training; `suspect` with reasons."""
+    points = [c for c in checkpoints if c.get("reward_return") is not None and c.get("fitness") is not None]
+    record: dict[str, Any] = {"checkpoints": len(points), "reward_fitness_corr": None, "suspect": False, "reasons": []}
+    if len(points) < MIN_CHECKPOINTS:
+        return record
+    ret = np.array([c["reward_return"] for c in points], dtype=np.float64)
+    fit = np.array([c["fitness"] for c in points], dtype=np.float64)
+    steps = np.arange(len(points), dtype=np.float64)
+    corr = spearman(ret, fit)
+    record["reward_fitness_corr"] = corr
+    record["reward_trend"] = spearman(ret, steps)
+    record["fitness_trend"] = spearman(fit, steps)
+    fit_range, ret_range = float(np.ptp(fit)), float(np.ptp(ret))
+    peak = int(np.argmax(fit))
+    if peak <= len(points) - 3 and fit_range > 0:
+        fit_end, ret_end = float(np.mean(fit[-2:])), float(np.mean(ret[-2:]))
+        fell = fit[peak] - fit_end
+        rose = ret_end - ret[peak]
+        meaningful = fit_range > 0.05 * max(abs(float(fit[peak])), 1e-9)
+        if meaningful and fell > FITNESS_DROP * fit_range and rose > RETURN_RISE * ret_range:
+            record["suspect"] = True
+            record["reasons"].append(
+                f"over training its return rose from {ret[peak]:.4g} to {ret_end:.4g} after the fitness peak "
+                f"({fit[peak]:.4g} at checkpoint {peak + 1}) while fitness fell to {fit_end:.4g}"
+            )
+    rising = (record["reward_trend"] or 0.0) > 0.5
+    falling = (record["fitness_trend"] or 0.0) < -0.3
+    if not record["suspect"] and corr is not None and corr < TRAIN_CORRELATION and rising and falling:
+        record["suspect"] = True
+        record["reasons"].append(
+            f"over training its return rose while fitness fell (rank correlation {corr:+.2f} over {len(points)} checkpoints)"
+        )
+    return record
+
+
+def combine(bank: dict[str, Any] | None, training: dict[str, Any] | None) -> dict[str, Any]:
+    """One flag record for a candidate: `suspect`, the reasons, and both views' numbers."""
+    reasons = [*(bank or {}).get("reasons", []), *(training or {}).get("reasons", [])]
+    return {"flag": FLAG if reasons else None, "suspect": bool(reasons), "reasons": reasons, "bank": bank, "training": training}

@@ -1,0 +1,158 @@
+"""Score the trajectory bank with a candidate reward, inside the sandbox, before any training.
+
+The preference check needs each bank episode's return under the candidate reward; computing it
+means running the candidate's code, which never happens in the orchestrator.
+
+Sandbox side: `python -m rewardsmith.sandbox.score WORK_DIR` reads WORK_DIR/reward.py and
+WORK_DIR/bank.npz and writes WORK_DIR/score.json: per episode, the return (sum of the per-step
+total), the per-step mean, and the sum of every component. Like the smoke test it imports neither
+torch nor Stable-Baselines3, so it starts in a fraction of a second.
+Orchestrator side: `score_bank`, which copies the bank in, runs the module and reads the result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rewardsmith.reward.errors import RewardError
+from rewardsmith.sandbox.executor import Limits
+
+REWARD_FILE = "reward.py"
+BANK_FILE = "bank.npz"
+RESULT_FILE = "score.json"
+CHUNK = 8192  # transitions per reward call: bounded memory, few calls
+SCORE_WALL_S = 120.0
+
+
+# --- sandbox side ------------------------------------------------------------------------------
+
+
+def _episode_arrays(path: Path) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
+    """Transition arrays of all episodes, plus each episode's length (states have T+1 rows)."""
+    with np.load(path, allow_pickle=False) as data:
+        offsets = data["offsets"].astype(np.int64)
+        actions = data["actions"]
+        fields = {key[len("state/"):]: data[key].astype(np.float64) for key in data.files if key.startswith("state/")}
+    lengths = np.diff(offsets)
+    n = len(lengths)
+    # State rows of episode i run from offsets[i] + i to offsets[i + 1] + i (inclusive).
+    before = np.concatenate([np.arange(offsets[i] + i, offsets[i + 1] + i) for i in range(n)]) if n else np.zeros(0, int)
+    state = {name: values[before] for name, values in fields.items()}
+    next_state = {name: values[before + 1] for name, values in fields.items()}
+    return actions, state, next_state, lengths
+
+
+def score_episodes(reward_path: Path, bank_path: Path) -> dict[str, Any]:
+    """Call the reward on every bank transition; return the score.json record."""
+    from rewardsmith.reward.call import call_reward
+    from rewardsmith.reward.loader import load_reward
+
+    filename = str(reward_path)
+    try:
+        reward_fn = load_reward(reward_path)
+        actions, state, next_state, lengths = _episode_arrays(bank_path)
+        totals: list[np.ndarray] = []
+        parts: dict[str, list[np.ndarray]] = {}
+        for start in range(0, len(actions), CHUNK):
+            rows = slice(start, start + CHUNK)
+            total, components = call_reward(
+                reward_fn,
+                {k: v[rows] for k, v in state.items()},
+                actions[rows],
+                {k: v[rows] for k, v in next_state.items()},
+                None,
+                filename,
+            )
+            totals.append(total)
+            for name, values in components.items():
+                parts.setdefault(name, []).append(values)
+    except RewardError as error:
+        return {"status": "error", "error": error.to_dict()}
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    safe = np.maximum(lengths, 1)
+
+    def per_episode(values: list[np.ndarray]) -> np.ndarray:
+        flat = np.concatenate(values) if values else np.zeros(0)
+        sums = np.add.reduceat(flat, starts) if len(flat) else np.zeros(len(lengths))
+        return np.where(lengths > 0, sums, 0.0)
+
+    returns = per_episode(totals)
+    return {
+        "status": "ok",
+        "returns": returns.tolist(),
+        "per_step": (returns / safe).tolist(),
+        "components": {name: per_episode(values).tolist() for name, values in parts.items()},
+    }
+
+
+def main(work_dir: Path) -> int:
+    record = score_episodes(work_dir / REWARD_FILE, work_dir / BANK_FILE)
+    temp = work_dir / (RESULT_FILE + ".tmp")
+    temp.write_text(json.dumps(record))
+    os.replace(temp, work_dir / RESULT_FILE)
+    return 0
+
+
+# --- orchestrator side -------------------------------------------------------------------------
+
+
+@dataclass
+class BankScores:
+    """Per-episode returns of one reward on the bank, or the named error that stopped it."""
+
+    ok: bool
+    returns: list[float] = field(default_factory=list)
+    per_step: list[float] = field(default_factory=list)
+    components: dict[str, list[float]] = field(default_factory=dict)
+    error: RewardError | None = None
+    warnings: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+
+
+def score_bank(
+    reward_source: str,
+    work_dir: Path,
+    bank_path: Path,
+    sandbox: Any,
+    limits: Limits | None = None,
+) -> BankScores:
+    """Score every bank episode with `reward_source` inside `sandbox`; only `work_dir` is writable."""
+    from rewardsmith.sandbox.training import classify_failure
+
+    limits = limits or Limits()
+    limits = replace(limits, wall_s=min(limits.wall_s, SCORE_WALL_S))
+    work_dir.mkdir(parents=True, exist_ok=True)
+    (work_dir / RESULT_FILE).unlink(missing_ok=True)
+    (work_dir / REWARD_FILE).write_text(reward_source)
+    shutil.copyfile(bank_path, work_dir / BANK_FILE)  # the run dir may be hidden from the sandbox
+    run = sandbox.run("rewardsmith.sandbox.score", [str(work_dir)], [work_dir], limits)
+    (work_dir / "score.log").write_text(run.output)
+    (work_dir / BANK_FILE).unlink(missing_ok=True)  # a copy; the run keeps the original
+    result_path = work_dir / RESULT_FILE
+    if run.returncode != 0 or run.timed_out or run.limit_hit or not result_path.exists():
+        error = classify_failure(run, limits)
+        error.message = f"scoring the trajectory bank: {error.message}"
+        return BankScores(ok=False, error=error, warnings=run.warnings, wall_s=run.wall_s)
+    record = json.loads(result_path.read_text())
+    if record.get("status") != "ok":
+        return BankScores(ok=False, error=RewardError.from_dict(record["error"]), warnings=run.warnings, wall_s=run.wall_s)
+    return BankScores(
+        ok=True,
+        returns=[float(v) for v in record["returns"]],
+        per_step=[float(v) for v in record["per_step"]],
+        components={k: [float(v) for v in vs] for k, vs in record["components"].items()},
+        warnings=run.warnings,
+        wall_s=run.wall_s,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1])))

@@ -1,0 +1,485 @@
+"""Every case of docs BAD_REWARDS.md (2-24) ends in its named category, on every backend we have.
+
+Static cases (2-5) never start a sandbox. Smoke cases (6-12) run `smoke_test` and training cases
+(13-24) run `train_reward` on CartPole with tiny budgets, each on the process backend and, where an
+engine and the worker image are ready, on Docker. Reward code cannot import `os` (the static check
+refuses it), so the hostile rewards here reach it the way a determined one would, through
+`typing.sys.modules`: the sandbox, not the static check, is what has to hold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import resource
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import rewardsmith
+from rewardsmith.envs import load_task
+from rewardsmith.reward.errors import ErrorCategory, RewardError
+from rewardsmith.reward.static import check_source
+from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
+from rewardsmith.sandbox.executor import Limits, ProcessSandbox
+from rewardsmith.sandbox.smoke import SmokeReport, record_states, smoke_test
+from rewardsmith.sandbox.training import Sandbox, TrainOutcome, make_job, train_reward
+
+E = ErrorCategory
+LIMITS = Limits(wall_s=20, memory_mb=2048, processes=64, output_bytes=64_000)
+TIMEOUT_LIMITS = Limits(wall_s=8, memory_mb=2048, processes=64, output_bytes=64_000)
+# How hostile code reaches modules the static check forbids.
+ESCAPE = 'import typing\nimport numpy as np\nimp = typing.sys.modules["importlib"].import_module\n'
+CANARY = "sk-canary-" + "7f3a9c1e5b2d4f60"
+
+
+def reward(body: str, preamble: str = "import numpy as np\n") -> str:
+    """A reward module: `body` is the indented inside of compute_reward."""
+    return preamble + "\n\ndef compute_reward(state, action, next_state):\n" + body
+
+
+OK_RETURN = "    one = np.ones(len(action))\n    return one, {'alive': one}\n"
+
+
+@pytest.fixture(params=["process", pytest.param("docker", marks=pytest.mark.docker)])
+def sandbox(request: pytest.FixtureRequest) -> Sandbox:
+    if request.param == "docker":
+        ready, why = docker_status()
+        if not ready:
+            pytest.skip(f"Docker backend not usable: {why}")
+        return DockerSandbox()
+    return ProcessSandbox()
+
+
+@pytest.fixture(scope="module")
+def cartpole() -> rewardsmith.envs.adapter.TaskAdapter:
+    return load_task("cartpole")
+
+
+@pytest.fixture(scope="module")
+def states(cartpole: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return record_states(cartpole, tmp_path_factory.mktemp("states") / "states.npz", episodes=4, seed=0)
+
+
+def train(
+    cartpole: object, sandbox: Sandbox, source: str | None, candidate_dir: Path,
+    limits: Limits = LIMITS, steps: int = 256,
+) -> TrainOutcome:
+    job = make_job(cartpole, steps=steps, seed=0)  # type: ignore[arg-type]
+    job.eval_episodes, job.n_checkpoints = 2, 2
+    return train_reward(cartpole, job, source, candidate_dir, sandbox, limits)  # type: ignore[arg-type]
+
+
+def expect(outcome: TrainOutcome | SmokeReport, category: ErrorCategory) -> RewardError:
+    assert outcome.error is not None, f"expected {category}, but the candidate passed"
+    assert outcome.error.category == category, f"{outcome.error}\n{outcome.error.traceback}"
+    return outcome.error
+
+
+def job_processes(job_dir: Path) -> list[int]:
+    """Host processes still running for this job (none may survive a kill)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if str(job_dir).encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+# --- 2-5: static checks, before any sandbox -----------------------------------------------------
+
+
+def test_02_syntax_error_names_line_and_column() -> None:
+    with pytest.raises(RewardError) as info:
+        check_source("import numpy as np\n\ndef compute_reward(state, action, next_state)\n    return 1\n")
+    assert info.value.category == E.SYNTAX_ERROR
+    assert info.value.line == 3 and info.value.column is not None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import numpy as np\n\ndef reward(state, action, next_state):\n    pass\n",
+        reward(OK_RETURN) + "\n\ndef compute_reward(state, action, next_state):\n    pass\n",
+    ],
+    ids=["missing", "twice"],
+)
+def test_03_compute_reward_missing_or_twice(source: str) -> None:
+    with pytest.raises(RewardError) as info:
+        check_source(source)
+    assert info.value.category == E.SIGNATURE_ERROR
+
+
+@pytest.mark.parametrize(
+    "signature",
+    ["state, action", "state, action, next_state, info", "state, action, next_state, *rest"],
+    ids=["missing", "extra", "varargs"],
+)
+def test_04_wrong_parameters(signature: str) -> None:
+    source = f"import numpy as np\n\ndef compute_reward({signature}):\n    pass\n"
+    with pytest.raises(RewardError) as info:
+        check_source(source)
+    assert info.value.category == E.SIGNATURE_ERROR
+
+
+@pytest.mark.parametrize("module", ["os", "subprocess", "socket"])
+def test_05_forbidden_import(module: str) -> None:
+    with pytest.raises(RewardError) as info:
+        check_source(reward(OK_RETURN, f"import numpy as np\nimport {module}\n"))
+    assert info.value.category == E.FORBIDDEN_IMPORT and module in info.value.message
+
+
+# --- 6-12: the smoke test, in the sandbox --------------------------------------------------------
+
+
+def smoke(cartpole: object, sandbox: Sandbox, states: Path, work_dir: Path, body: str, preamble: str = "import numpy as np\n") -> SmokeReport:
+    return smoke_test(cartpole, reward(body, preamble), work_dir, states, sandbox, LIMITS)
+
+
+@pytest.mark.parametrize("value", ["None", "'high'", "1.5"])
+def test_06_return_type(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, value: str) -> None:
+    expect(smoke(cartpole, sandbox, states, tmp_path, f"    return {value}\n"), E.RETURN_TYPE_ERROR)
+
+
+@pytest.mark.parametrize("total", ["np.ones((len(action), 1))", "np.float64(1.0)", "np.sum(np.ones(len(action)))"])
+def test_07_total_shape(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, total: str) -> None:
+    error = expect(smoke(cartpole, sandbox, states, tmp_path, f"    return {total}, {{}}\n"), E.SHAPE_ERROR)
+    assert "[64]" in error.message  # expected vs got
+
+
+@pytest.mark.parametrize(
+    ("component", "category"),
+    [("1.0", E.DTYPE_ERROR), ("np.ones(3)", E.SHAPE_ERROR)],
+    ids=["python-number", "wrong-length"],
+)
+def test_08_component_shape_or_dtype(
+    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, component: str, category: ErrorCategory
+) -> None:
+    body = f"    return np.ones(len(action)), {{'c': {component}}}\n"
+    assert expect(smoke(cartpole, sandbox, states, tmp_path, body), category).component == "c"
+
+
+def test_09_name_error_shows_the_users_frame_only(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path) -> None:
+    error = expect(smoke(cartpole, sandbox, states, tmp_path, "    return undefined_name, {}\n"), E.RUNTIME_ERROR)
+    assert "NameError" in error.message
+    assert error.traceback is not None and "reward.py" in error.traceback
+    assert "rewardsmith/" not in error.traceback  # no worker frames
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["np.full(len(action), np.nan)", "np.exp(1000.0 + next_state.cart_position)"],
+    ids=["nan", "exp-overflow"],
+)
+def test_10_nonfinite_names_the_component(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, value: str) -> None:
+    body = f"    bad = {value}\n    return np.zeros(len(action)), {{'upright': np.ones(len(action)), 'bad': bad}}\n"
+    error = expect(smoke(cartpole, sandbox, states, tmp_path, body), E.NONFINITE_REWARD)
+    assert error.component == "bad"
+
+
+@pytest.mark.parametrize(
+    "noise",
+    ["np.random.rand(len(action))", "np.full(len(action), typing.sys.modules['time'].perf_counter())"],
+    ids=["random", "clock"],
+)
+def test_11_nondeterministic_is_a_warning(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, noise: str) -> None:
+    body = f"    r = {noise}\n    return r, {{'noise': r}}\n"
+    report = smoke(cartpole, sandbox, states, tmp_path, body, "import typing\nimport numpy as np\n")
+    assert report.ok and report.error is None
+    assert any(w.startswith("nondeterministic") for w in report.warnings)
+
+
+def test_12_slow_python_loop_is_too_slow(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path) -> None:
+    body = (
+        "    out = np.zeros(len(action))\n    for i in range(len(action)):\n"
+        "        for _ in range(20000):\n            out[i] += 1e-6\n    return out, {'slow': out}\n"
+    )
+    report = smoke(cartpole, sandbox, states, tmp_path, body)
+    error = expect(report, E.TOO_SLOW)
+    assert "calls/s" in error.message and "needs at least" in error.message
+    assert report.calls_per_s is None or report.calls_per_s < 50
+
+
+# --- 13-24: during training ----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_13_raise_at_step_5000_keeps_log_and_checkpoints(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+    body = (
+        "    if len(action) == 8:\n        seen[0] += 8\n"
+        "    if seen[0] >= 5000:\n        raise ValueError('broke at 5000')\n" + OK_RETURN
+    )
+    outcome = train(cartpole, sandbox, reward(body, "import numpy as np\nseen = [0]\n"), tmp_path, steps=8000)
+    error = expect(outcome, E.RUNTIME_ERROR)
+    assert error.step == 5000 and "broke at 5000" in error.message
+    assert [c["step"] for c in outcome.checkpoints][:1] == [4000]  # n_checkpoints=2 of 8000 steps
+    assert (tmp_path / "job" / "policy.pt").exists() and (tmp_path / "worker.log").exists()
+
+
+def test_14_rare_nan_stops_training_with_step_and_component(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+    body = (
+        "    upright = np.sqrt(0.2 - np.abs(next_state.pole_angle))  # NaN only past 0.2 rad\n"
+        "    return upright, {'upright': upright}\n"
+    )
+    error = expect(train(cartpole, sandbox, reward(body), tmp_path, steps=4096), E.NONFINITE_REWARD)
+    assert error.component == "upright" and error.step is not None and error.step > 8
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["    while True:\n        pass\n", "    typing.sys.modules['time'].sleep(3600)\n"],
+    ids=["15-busy-loop", "16-sleep"],
+)
+def test_15_16_wall_clock_timeout_kills_everything(cartpole: object, sandbox: Sandbox, tmp_path: Path, body: str) -> None:
+    began = time.monotonic()
+    outcome = train(cartpole, sandbox, reward(body, "import typing\nimport numpy as np\n"), tmp_path, TIMEOUT_LIMITS)
+    expect(outcome, E.TIMEOUT)
+    assert time.monotonic() - began < TIMEOUT_LIMITS.wall_s + 10
+    assert job_processes(tmp_path / "job") == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["    big = np.ones(50_000_000_000 // 8)\n", "    hoard = [np.ones(100_000_000 // 8) for _ in range(500)]\n"],
+    ids=["50GB-at-once", "50GB-in-pieces"],
+)
+def test_17_memory_limit(cartpole: object, sandbox: Sandbox, tmp_path: Path, body: str) -> None:
+    error = expect(train(cartpole, sandbox, reward(body + OK_RETURN), tmp_path), E.MEMORY_LIMIT)
+    assert "2048 MB" in error.message or "MemoryError" in error.message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    fork = imp('os').fork\n    while True:\n        fork()\n",
+        "    th = imp('threading')\n    th.stack_size(65536)\n    for _ in range(10000):\n"
+        "        th.Thread(target=imp('time').sleep, args=(60,), daemon=True).start()\n",
+    ],
+    ids=["fork-bomb", "threads"],
+)
+def test_18_process_limit(cartpole: object, sandbox: Sandbox, tmp_path: Path, body: str) -> None:
+    expect(train(cartpole, sandbox, reward(body + OK_RETURN, ESCAPE), tmp_path), E.PROCESS_LIMIT)
+    assert job_processes(tmp_path / "job") == []
+
+
+def test_18_watchdog_caps_threads_without_cgroup_or_uid(cartpole: object, tmp_path: Path) -> None:
+    """The last fallback (root, no cgroup, no uid change): a polling watchdog ends the run."""
+    body = (
+        "    th = imp('threading')\n    th.stack_size(65536)\n    for _ in range(10000):\n"
+        "        th.Thread(target=imp('time').sleep, args=(60,), daemon=True).start()\n"
+        "        imp('time').sleep(0.002)\n"
+    )
+    sandbox = ProcessSandbox(use_cgroup=False, drop_root=False)
+    outcome = train(cartpole, sandbox, reward(body + OK_RETURN, ESCAPE), tmp_path)
+    expect(outcome, E.PROCESS_LIMIT)
+
+
+class Listener:
+    """A TCP server on 127.0.0.1 that records whatever reaches it."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.received: list[bytes] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                continue
+            with conn:
+                self.received.append(conn.recv(1024) or b"<connected>")
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.server.close()
+
+
+def test_19_socket_is_blocked_and_nothing_is_sent(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+    listener = Listener()
+    try:
+        body = (
+            "    s = imp('socket').create_connection(('127.0.0.1', PORT), timeout=2)\n"
+            "    s.sendall(b'stolen')\n" + OK_RETURN
+        )
+        outcome = train(cartpole, sandbox, reward(body, ESCAPE + f"PORT = {listener.port}\n"), tmp_path)
+    finally:
+        listener.close()
+    expect(outcome, E.NETWORK_BLOCKED)
+    assert listener.received == []
+
+
+def test_19_host_unix_sockets_are_unreachable(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+    """The Docker engine's socket would be root on the host: the worker must not reach it."""
+    body = (
+        "    results = []\n"
+        "    for path in ['/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock']:\n"
+        "        s = imp('socket').socket(imp('socket').AF_UNIX)\n"
+        "        try:\n            s.connect(path)\n            results.append('CONNECTED ' + path)\n"
+        "        except OSError as exc:\n            results.append('blocked ' + path + ' ' + str(exc.strerror))\n"
+        "    raise ValueError('; '.join(results))\n"
+    )
+    error = expect(train(cartpole, sandbox, reward(body, ESCAPE), tmp_path), E.RUNTIME_ERROR)
+    assert "CONNECTED" not in error.message and error.message.count("blocked") == 3
+
+
+def test_20_canary_key_never_reaches_the_worker(
+    cartpole: object, sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    monkeypatch.setenv("REWARDSMITH_TEST_TOKEN", CANARY)
+    body = (
+        "    os = imp('os')\n    found = [repr(dict(os.environ))]\n"
+        "    for pid in ['self', str(os.getppid()), '1'] + [p for p in os.listdir('/proc') if p.isdigit()]:\n"
+        "        try:\n"
+        "            found.append(imp('io').open('/proc/' + pid + '/environ', 'rb').read().decode(errors='replace'))\n"
+        "        except OSError as exc:\n            found.append(pid + ': ' + str(exc))\n"
+        "    text = '\\n'.join(found)\n    print(text)\n"
+        "    imp('io').open('leak.txt', 'w').write(text)\n"
+        "    raise ValueError(text[:3000])\n"
+    )
+    outcome = train(cartpole, sandbox, reward(body, ESCAPE), tmp_path)
+    error = expect(outcome, E.RUNTIME_ERROR)
+    assert "PATH" in error.message  # the worker did read its environment...
+    assert (tmp_path / "job" / "leak.txt").exists()
+    assert CANARY not in str(error.to_dict())  # ...which held no key
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert CANARY.encode() not in path.read_bytes(), path
+
+
+def checksums(root: Path, skip: Path) -> dict[str, str]:
+    return {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_relative_to(skip)
+    }
+
+
+@pytest.fixture
+def store_root() -> Iterator[Path]:
+    """A run store where real ones live: outside /tmp (which the sandbox replaces), mode 0755."""
+    root = Path(tempfile.mkdtemp(prefix="rewardsmith-store-", dir="/var/tmp"))
+    root.chmod(0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_21_writes_outside_the_job_dir_are_denied(cartpole: object, sandbox: Sandbox, store_root: Path) -> None:
+    tmp_path = store_root
+    store = tmp_path / "runs" / "run-1"
+    other = store / "round_01" / "cand_00"
+    for path, text in {
+        store / "run.json": '{"status": "running"}',
+        other / "eval" / "evaluation.json": '{"fitness": 42.0}',
+        other / "reward.py": "# another candidate",
+    }.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    candidate = store / "round_01" / "cand_01"
+    package_file = Path(rewardsmith.__file__)
+    home_file = Path.home() / f"rewardsmith-escape-{os.getpid()}.txt"
+    before = checksums(tmp_path / "runs", skip=candidate)
+    package_before = package_file.read_bytes()
+    targets = [
+        store / "run.json", store / "planted.txt", other / "eval" / "evaluation.json",
+        candidate / "eval" / "evaluation.json", home_file, package_file, Path("/tmp/rewardsmith-escape.txt"),
+    ]
+    body = (
+        "    results = []\n"
+        f"    for path in {[str(t) for t in targets]!r}:\n"
+        "        try:\n"
+        "            imp('io').open(path, 'a').write('{\"fitness\": 1e9}')\n"
+        "            results.append('WROTE ' + path)\n"
+        "        except OSError as exc:\n"
+        "            results.append('denied ' + path + ' ' + str(exc.strerror))\n"
+        "    raise ValueError(' | '.join(results))\n"
+    )
+    error = expect(train(cartpole, sandbox, reward(body, ESCAPE), candidate), E.RUNTIME_ERROR)
+    print(error.message)
+    host_visible = [t for t in targets if t != Path("/tmp/rewardsmith-escape.txt")]
+    for target in host_visible:  # /tmp inside the sandbox is its own empty tmpfs
+        assert f"WROTE {target}" not in error.message, error.message
+    assert checksums(tmp_path / "runs", skip=candidate) == before
+    assert package_file.read_bytes() == package_before
+    assert not home_file.exists() and not Path("/tmp/rewardsmith-escape.txt").exists()
+
+
+def test_22_gigabyte_of_output_is_truncated_and_costs_no_memory(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+    body = "    line = 'x' * 1_000_000\n    for _ in range(1000):\n        print(line)\n    raise ValueError('done printing')\n"
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    outcome = train(cartpole, sandbox, reward(body), tmp_path, Limits(wall_s=60, memory_mb=2048, processes=64))
+    rss_growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
+    expect(outcome, E.RUNTIME_ERROR)
+    log = (tmp_path / "worker.log").read_text()
+    assert "output truncated" in log
+    total = int(log.split("output truncated: ")[1].split(" bytes")[0])
+    assert total >= 1_000_000_000
+    assert any("output truncated" in w for w in outcome.warnings)
+    assert (tmp_path / "worker.log").stat().st_size < 2_000_000
+    assert rss_growth_mb < 100, f"the orchestrator grew by {rss_growth_mb:.0f} MB"
+
+
+def test_23_exit_zero_without_result_is_sandbox_died(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+    expect(train(cartpole, sandbox, reward("    imp('os')._exit(0)\n", ESCAPE), tmp_path), E.SANDBOX_DIED)
+
+
+def test_24_segfault_is_crashed_with_the_signal(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+    began = time.monotonic()
+    error = expect(train(cartpole, sandbox, reward("    imp('ctypes').string_at(0)\n", ESCAPE), tmp_path), E.CRASHED)
+    assert "SIGSEGV" in error.message and time.monotonic() - began < 30
+    assert error.traceback is not None and "reward.py" in error.traceback  # faulthandler's stack
+
+
+# --- the next candidate still runs; results cannot be forged ---------------------------------------
+
+
+def test_good_candidate_runs_after_the_bad_ones(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+    outcome = train(cartpole, sandbox, cartpole.reward_source("human"), tmp_path)  # type: ignore[attr-defined]
+    assert outcome.ok, outcome.error
+    assert outcome.fitness is not None and outcome.fitness > 0
+
+
+@pytest.mark.slow
+def test_a_reward_cannot_forge_its_own_score(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+    """The worker may write anything in its job dir; the fitness still comes from the evaluator."""
+    body = (
+        "    if not done[0]:\n        done[0] = True\n"
+        "        for name in ['result.json', 'evaluation.json', 'metrics.jsonl']:\n"
+        "            imp('io').open(name, 'w').write('{\"status\": \"ok\", \"fitness\": 1e9, \"steps\": 1}')\n"
+        "        try:\n            imp('io').open('../eval/evaluation.json', 'w').write('{\"fitness\": 1e9}')\n"
+        "        except OSError:\n            pass\n" + OK_RETURN
+    )
+    outcome = train(cartpole, sandbox, reward(body, ESCAPE + "done = [False]\n"), tmp_path)
+    assert outcome.ok, outcome.error
+    assert outcome.fitness is not None and outcome.fitness <= 500
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_docker_and_process_backends_train_to_the_same_fitness(cartpole: object, tmp_path: Path) -> None:
+    ready, why = docker_status()
+    if not ready:
+        pytest.skip(f"Docker backend not usable: {why}")
+    human = cartpole.reward_source("human")  # type: ignore[attr-defined]
+    limits = Limits(wall_s=300, memory_mb=4096)
+    process = train(cartpole, ProcessSandbox(), human, tmp_path / "process", limits, steps=4096)
+    docker = train(cartpole, DockerSandbox(), human, tmp_path / "docker", limits, steps=4096)
+    assert process.ok and docker.ok, (process.error, docker.error)
+    assert process.fitness == docker.fitness
+    assert [c["fitness"] for c in process.checkpoints] == [c["fitness"] for c in docker.checkpoints]

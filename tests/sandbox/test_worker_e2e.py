@@ -1,0 +1,151 @@
+"""The training worker end to end: real sandboxed jobs on CartPole with tiny budgets.
+
+Each test runs `train_reward` with the process sandbox, exactly as `rewardsmith train` does, and
+checks what lands on disk: the reflection log, the policy, the trusted evaluation and the saved
+trajectories; and, for rewards that fail mid-training, the named error at the step it happened
+with the log written so far kept.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rewardsmith.envs import load_task
+from rewardsmith.envs.adapter import TaskAdapter
+from rewardsmith.reward.errors import ErrorCategory
+from rewardsmith.sandbox import job as files
+from rewardsmith.sandbox.executor import Limits, ProcessSandbox
+from rewardsmith.sandbox.trajectories import load_episodes
+from rewardsmith.sandbox.training import TrainOutcome, make_job, train_reward
+
+pytestmark = pytest.mark.slow
+
+EXAMPLES = Path(__file__).parents[2] / "rewardsmith" / "envs" / "examples"
+LIMITS = Limits(wall_s=120)
+STEPS = 2048  # 8 PPO updates of 8 envs x 32 steps
+CHECKPOINTS = 4
+
+
+def train(adapter: TaskAdapter, source: str | None, out: Path, steps: int = STEPS) -> TrainOutcome:
+    job = make_job(adapter, steps=steps, seed=0)
+    job.n_checkpoints, job.eval_episodes = CHECKPOINTS, 3
+    return train_reward(adapter, job, source, out, ProcessSandbox(), LIMITS)
+
+
+def metrics(out: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (out / "job" / files.METRICS_FILE).read_text().splitlines()]
+
+
+def test_cartpole_human_reward_job(tmp_path: Path) -> None:
+    adapter = load_task("cartpole")
+    outcome = train(adapter, adapter.reward_source("human"), tmp_path)
+    assert outcome.ok, f"{outcome.error}\n{(tmp_path / 'worker.log').read_text()[-2000:]}"
+    assert outcome.steps >= STEPS
+
+    # The reflection log: about one line per checkpoint, each with the Eureka reflection data.
+    records = metrics(tmp_path)
+    assert CHECKPOINTS <= len(records) <= CHECKPOINTS + 1
+    steps = [r["step"] for r in records]
+    assert steps == sorted(steps) and steps[-1] >= STEPS - 256
+    for record in records:
+        assert {"fitness", "success_rate", "episode_length", "reward_return", "components"} <= set(record)
+        assert set(record["components"]) == {"alive"}  # type: ignore[arg-type]
+        # CartPole's human reward is +1 per step: the return is the episode length.
+        assert record["reward_return"] == pytest.approx(record["episode_length"])
+    assert outcome.checkpoints == records and outcome.final_components() == records[-1]["components"]
+
+    # The policy, and the evaluation the separate evaluator wrote (never the worker).
+    assert (tmp_path / "job" / files.POLICY_FILE).stat().st_size > 1000
+    evaluation = json.loads((tmp_path / "eval" / files.EVAL_FILE).read_text())
+    assert evaluation == outcome.evaluation
+    assert 8 <= outcome.fitness <= 500  # type: ignore[operator]
+    assert outcome.success_rate is not None and 0.0 <= outcome.success_rate <= 1.0
+
+    # Trajectories: every evaluation episode, with its state fields, actions, fitness and success.
+    episodes = load_episodes(tmp_path / "eval" / files.TRAJECTORIES_FILE)
+    assert len(episodes) == len(evaluation["fitness_per_episode"])
+    for (episode, fitness, success), expected in zip(episodes, evaluation["fitness_per_episode"], strict=True):
+        assert fitness == expected == adapter.fitness(episode)
+        assert success == adapter.success(episode)
+        assert set(episode.states) == set(adapter.schema.names)
+        assert all(len(values) == episode.length + 1 for values in episode.states.values())
+        assert episode.actions.shape == (episode.length,)
+    assert np.mean([f for _e, f, _s in episodes]) == pytest.approx(outcome.fitness)
+
+
+RAISES_AT_CALL = """import numpy as np
+
+_calls = [0]  # breaks the no-globals rule on purpose: a reward that fails mid-training
+
+
+def compute_reward(state, action, next_state):
+    _calls[0] += 1
+    if _calls[0] > {limit}:
+        raise ValueError("reward blew up after {limit} calls")
+    alive = np.ones(len(action))
+    return alive, {{"alive": alive}}
+"""
+
+
+def test_reward_that_raises_mid_training(tmp_path: Path) -> None:
+    """BAD_REWARDS 13: runtime_error at the step it raised; the log and the policy so far kept."""
+    adapter = load_task("cartpole")
+    # 8 envs: one call per 8 environment steps (plus a few per checkpoint evaluation).
+    outcome = train(adapter, RAISES_AT_CALL.format(limit=200), tmp_path, steps=4096)
+    assert outcome.error is not None and not outcome.ok
+    error = outcome.error
+    assert error.category == ErrorCategory.RUNTIME_ERROR, str(error)
+    assert "reward blew up after 200 calls" in error.message
+    assert error.step is not None and 1400 <= error.step <= 1608
+    assert error.traceback is not None and "reward.py" in error.traceback and "line 8" in error.traceback
+    assert "site-packages" not in error.traceback and "rewardsmith/" not in error.traceback
+    records = metrics(tmp_path)
+    assert 1 <= len(records) and all(r["step"] < error.step for r in records)  # type: ignore[operator]
+    assert outcome.checkpoints == records
+    assert (tmp_path / "job" / files.POLICY_FILE).exists()
+    assert outcome.evaluation == {} and not (tmp_path / "eval" / files.EVAL_FILE).exists()
+
+
+NAN_IN_RARE_STATES = """import numpy as np
+
+
+def compute_reward(state, action, next_state):
+    alive = np.ones(len(action))
+    # NaN only when the cart races along the track: no state at the start of training does that.
+    fast = np.abs(next_state.cart_velocity) > 1.6
+    speed_penalty = np.where(fast, np.nan, 0.0)
+    return alive + speed_penalty, {"alive": alive, "speed_penalty": speed_penalty}
+"""
+
+
+def test_reward_that_returns_nan_in_rare_states(tmp_path: Path) -> None:
+    """BAD_REWARDS 14: nonfinite_reward naming the component and the step; training stops."""
+    adapter = load_task("cartpole")
+    outcome = train(adapter, NAN_IN_RARE_STATES, tmp_path, steps=30_000)
+    assert outcome.error is not None, "the NaN state was never reached"
+    error = outcome.error
+    assert error.category == ErrorCategory.NONFINITE_REWARD, str(error)
+    assert error.component == "speed_penalty" and "'speed_penalty'" in error.message
+    assert error.step is not None and 8 < error.step < 30_000
+    assert outcome.steps == 0 and outcome.evaluation == {}
+    assert all(r["step"] < error.step for r in metrics(tmp_path))  # type: ignore[operator]
+
+
+def test_task_file_job(tmp_path: Path) -> None:
+    """A user task file end to end: copied into the job, reloaded by the worker and evaluator."""
+    adapter = load_task(task_file=EXAMPLES / "cartpole_task.toml")
+    outcome = train(adapter, adapter.reward_source("human"), tmp_path / "human")  # the env's own reward
+    assert outcome.ok, f"{outcome.error}\n{(tmp_path / 'human' / 'worker.log').read_text()[-2000:]}"
+    assert (tmp_path / "human" / "job" / files.TASK_FILE).read_text() == (EXAMPLES / "cartpole_task.toml").read_text()
+    assert outcome.checkpoints[-1]["components"] == {"env_reward": outcome.checkpoints[-1]["reward_return"]}
+    assert outcome.fitness is not None and outcome.fitness >= 8
+
+    outcome = train(adapter, adapter.reward_source("sparse"), tmp_path / "sparse", steps=1024)
+    assert outcome.ok, str(outcome.error)
+    assert set(outcome.final_components()) == {"failure"}
+    episodes = load_episodes(tmp_path / "sparse" / "eval" / files.TRAJECTORIES_FILE)
+    assert set(episodes[0][0].states) == set(adapter.schema.names)
