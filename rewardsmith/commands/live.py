@@ -10,6 +10,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from rewardsmith.eureka_loop.evaluation import eval_label
+
 _STYLES = {"designed": "cyan", "accepted": "cyan", "rejected": "red", "training": "yellow", "trained": "green", "failed": "red"}
 
 
@@ -46,7 +48,7 @@ class LiveReporter:
             for (r, i), row in sorted(self.rows.items()):
                 if r != self.round and r != -1:
                     continue
-                label = f"r{r:02d}c{i:02d}" if r >= 0 else f"eval {i}"
+                label = f"r{r:02d}c{i:02d}" if r >= 0 else eval_label(i)
                 table.add_row(label, Text(row["status"], style=_STYLES.get(row["status"], "")), row["detail"])
             return Group(header, table)
 
@@ -58,7 +60,8 @@ class LiveReporter:
         with self.lock:
             self.rows[(round, idx)] = {"status": status, "detail": detail}
         if status in ("rejected", "trained", "failed"):
-            self.console.log(f"r{round:02d}c{idx:02d} {status}" + (f": {detail}" if detail else ""))
+            label = f"r{round:02d}c{idx:02d}" if round >= 0 else eval_label(idx)
+            self.console.log(f"{label} {status}" + (f": {detail}" if detail else ""))
 
     def progress(self, round: int, idx: int, done: int, total: int) -> None:
         bar_width = 20

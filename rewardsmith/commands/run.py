@@ -36,6 +36,15 @@ def _print_result(result: dict[str, Any]) -> None:
         console.print(f"[bold]human-normalised score:[/] {_fmt(score)} (1.0 = as good as the human reward, above 1 = better)")
     if result["llm_calls"]:
         console.print(f"LLM: {result['llm_calls']} calls, {result['tokens']:,} tokens, ${result['cost_usd']:.4f}")
+    preference = result.get("preference")
+    if preference:
+        console.print(
+            f"preference check: {preference['checks']} checked, {preference['rejected']} rejected before training, "
+            f"{preference['steps_saved']:,} training steps saved"
+            + (f"; {preference['passed_unchecked']} passed because the bank could not discriminate" if preference["passed_unchecked"] else "")
+        )
+    for suspect in result.get("reward_hacking_suspects") or []:
+        console.print(f"[bold yellow]{suspect['flag']}[/] {suspect['candidate']}: " + "; ".join(suspect["reasons"]))
 
 
 def _fmt(value: float | None) -> str:
@@ -90,6 +99,9 @@ def run(
     eval_seeds: Annotated[int, typer.Option(min=1, help="Seeds per reward in the final evaluation.")] = 2,
     critic_llm: Annotated[bool, typer.Option("--critic-llm", help="Also have the LLM review each candidate against the goal.")] = False,
     fitness_target: Annotated[float | None, typer.Option(help="Stop early once the best fitness reaches this.")] = None,
+    preference_check: Annotated[bool, typer.Option("--preference-check/--no-preference-check", help="Reject, before training, rewards that order recorded trajectories against the task's fitness.")] = True,
+    preference_threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Pairwise agreement with fitness below which a reward is rejected untrained.")] = 0.6,
+    analyzer_llm: Annotated[bool, typer.Option("--analyzer-llm", help="Also have the LLM summarise failure causes and fixes for the next round.")] = False,
     algo: Annotated[str | None, typer.Option(help="ppo or sac (default: the task's).")] = None,
     sandbox: Annotated[str, typer.Option(help="auto, process or docker.")] = "auto",
     as_json: JsonOption = False,
@@ -104,7 +116,8 @@ def run(
         task_id=task or "", task_file=str(task_file.resolve()) if task_file else None, model=model, api_base=api_base,
         rounds=rounds, samples=samples, steps=steps, parallel=parallel, seed=seed, max_usd=max_usd,
         max_tokens=max_tokens, feedback=feedback, evaluate=evaluate, eval_seeds=eval_seeds, critic_llm=critic_llm,
-        fitness_target=fitness_target, algo=algo, sandbox=sandbox,
+        fitness_target=fitness_target, algo=algo, sandbox=sandbox, preference_check=preference_check,
+        preference_threshold=preference_threshold, analyzer_llm=analyzer_llm,
     )
     _execute(lambda reporter: start_run(config, runs_dir, reporter), as_json, runs_dir)
 

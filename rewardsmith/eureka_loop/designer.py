@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -67,10 +68,45 @@ def build_messages(ctx: Context, state: LoopState) -> list[Message]:
         for c in state.get("candidates", [])
         if c.get("status") in ("rejected", "failed")
     ][:4]
+    failures += _hacking_suspects(ctx, state)
     errors = render("execution_error", failures=failures)
     if errors.strip():
         user += "\n" + errors
+    for text in _preference_feedback(ctx, state):
+        user += "\n" + text
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _preference_feedback(ctx: Context, state: LoopState, limit: int = 2) -> list[str]:
+    """The mis-ranked pairs of the last attempt's preference rejections (a few, to bound the prompt)."""
+    texts = []
+    for c in state.get("candidates", []):
+        if c.get("category") != ErrorCategory.PREFERENCE_REJECTED.value:
+            continue
+        path = ctx.run.candidate_dir(c["round"], c["idx"]) / "preference_feedback.md"
+        if path.exists():
+            texts.append(path.read_text())
+        if len(texts) == limit:
+            break
+    return texts
+
+
+def _hacking_suspects(ctx: Context, state: LoopState) -> list[dict[str, Any]]:
+    """Trained candidates of the last attempt flagged as likely reward hacking (the best one's
+    flag already travels in its reflection)."""
+    best = state.get("best")
+    suspects = []
+    for c in state.get("candidates", []):
+        if c.get("status") != "trained" or (best and (best["round"], best["idx"]) == (c["round"], c["idx"])):
+            continue
+        path = ctx.run.candidate_dir(c["round"], c["idx"]) / "analysis.json"
+        if not path.exists():
+            continue
+        hacking = json.loads(path.read_text()).get("hacking") or {}
+        if hacking.get("suspect"):
+            message = f"candidate {candidate_key(c['round'], c['idx'])}: " + "; ".join(hacking.get("reasons", []))
+            suspects.append({"category": hacking.get("flag"), "message": message, "traceback": None})
+    return suspects[:2]
 
 
 class LLMDesigner:

@@ -17,6 +17,12 @@ from rewardsmith.eureka_loop.trainer import run_job
 from rewardsmith.runs.atomic import write_json
 
 EVAL_SEED_BASE = 100_000
+EVAL_NAMES = ("best", "human", "sparse")
+
+
+def eval_label(idx: int) -> str:
+    """Progress rows of the final evaluation use round -1 and idx = name * 100 + seed index."""
+    return f"{EVAL_NAMES[idx // 100]} seed {idx % 100}"
 
 
 def human_normalized(best: float | None, human: float | None, sparse: float | None) -> float | None:
@@ -46,11 +52,13 @@ def evaluate(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
 
     def one(job: tuple[str, int]) -> tuple[str, dict[str, Any]]:
         name, seed_index = job
-        labels = list(sources)
-        outcome = run_job(
-            ctx, root / f"{name}_s{seed_index}", -1, labels.index(name) * 100 + seed_index,
-            sources[name], EVAL_SEED_BASE + config.seed + seed_index,
-        )
+        idx = EVAL_NAMES.index(name) * 100 + seed_index
+        ctx.reporter.candidate(-1, idx, "training")
+        outcome = run_job(ctx, root / f"{name}_s{seed_index}", -1, idx, sources[name], EVAL_SEED_BASE + config.seed + seed_index)
+        if outcome["ok"]:
+            ctx.reporter.candidate(-1, idx, "trained", f"fitness {outcome['fitness']:.4g}")
+        else:
+            ctx.reporter.candidate(-1, idx, "failed", f"{outcome['error']['category']}: {outcome['error']['message']}")
         return name, outcome
 
     with ThreadPoolExecutor(max_workers=max(1, config.parallel)) as pool:

@@ -19,9 +19,10 @@ STATES_FILE = "states.npz"
 TASK_COPY = "task.toml"
 
 
-def _context(run: Run, config: LoopConfig, reporter: Reporter) -> Context:
+def _context(run: Run, config: LoopConfig, reporter: Reporter, replay: tuple[Designer, Any] | None = None) -> Context:
     from rewardsmith.eureka_loop.llm import Budget, LLMCall, LLMClient, LLMConfig
     from rewardsmith.sandbox.backends import choose_sandbox
+    from rewardsmith.eureka_loop.bank import bank_for, seed_bank
     from rewardsmith.sandbox.smoke import record_states
 
     task_file = run.path / TASK_COPY if config.task_file else None
@@ -29,7 +30,9 @@ def _context(run: Run, config: LoopConfig, reporter: Reporter) -> Context:
     budget = Budget(config.max_usd, config.max_tokens)
     llm = None
     designer: Designer = OfflineDesigner()
-    if config.model:
+    if replay is not None:  # `replay --rerun`: recorded replies stand in for the LLM
+        designer, llm = replay
+    elif config.model:
         llm = LLMClient(LLMConfig(model=config.model, api_base=config.api_base, temperature=config.temperature), budget=budget)
         designer = LLMDesigner(config.model)
     # Replies already stored count against the budget, so a resumed run keeps its limits.
@@ -46,6 +49,8 @@ def _context(run: Run, config: LoopConfig, reporter: Reporter) -> Context:
     states_path = run.path / STATES_FILE
     if not states_path.exists():
         record_states(adapter, states_path, seed=config.seed)
+    # The trajectory bank for the preference check and the analyzer (no reward code runs here).
+    seed_bank(adapter, bank_for(run.path), config.seed, reporter.message)
     return Context(
         run=run, adapter=adapter, config=config, designer=designer, sandbox=chosen.sandbox,
         reporter=reporter, states_path=states_path, llm=llm, budget=budget,
@@ -56,8 +61,10 @@ def _recursion_limit(config: LoopConfig) -> int:
     return 20 + 8 * config.rounds * (config.round_retries + 1)
 
 
-def _execute(run: Run, config: LoopConfig, reporter: Reporter, initial: LoopState | None) -> dict[str, Any]:
-    ctx = _context(run, config, reporter)
+def _execute(
+    run: Run, config: LoopConfig, reporter: Reporter, initial: LoopState | None, replay: tuple[Designer, Any] | None = None
+) -> dict[str, Any]:
+    ctx = _context(run, config, reporter, replay)
     graph = build_graph(run.checkpoint_db_path)
     graph_config = {"configurable": {"thread_id": run.run_id}, "recursion_limit": _recursion_limit(config)}
     try:
@@ -97,6 +104,8 @@ def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
         "tokens": totals.get("tokens", 0),
         "cost_usd": totals.get("cost_usd", 0.0),
         "llm_calls": totals.get("calls", 0),
+        "preference": summary.get("preference"),
+        "reward_hacking_suspects": summary.get("reward_hacking_suspects", []),
     }
     run.update_summary(tokens=result["tokens"], cost_usd=result["cost_usd"])
     return result
@@ -123,6 +132,8 @@ def resume_run(run_ref: str | Path, runs_dir: Path, reporter: Reporter | None = 
     reporter = reporter or NullReporter()
     run = RunStore(runs_dir.resolve()).open_run(run_ref)
     info = run.info()
+    if info.get("replay_of"):
+        raise ValueError(f"run {run.run_id} is a rerun of {info['replay_of']}; rerun that again instead of resuming")
     config = LoopConfig.from_dict(info["config"])
     graph = build_graph(run.checkpoint_db_path)
     snapshot = graph.get_state({"configurable": {"thread_id": run.run_id}})
@@ -132,3 +143,11 @@ def resume_run(run_ref: str | Path, runs_dir: Path, reporter: Reporter | None = 
     reporter.message(f"resuming run {run.run_id}")
     initial = None if snapshot.values else {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []}
     return _execute(run, config, reporter, initial)  # type: ignore[arg-type]
+
+
+def replay_run(run: Run, config: LoopConfig, designer: Designer, llm: Any = None, reporter: Reporter | None = None) -> dict[str, Any]:
+    """Evolve in a fresh `run` with `designer` (and `llm`) serving another run's recorded replies."""
+    reporter = reporter or NullReporter()
+    reporter.message(f"rerun {run.run_id} in {run.path}")
+    initial: LoopState = {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []}
+    return _execute(run, config, reporter, initial, (designer, llm))
