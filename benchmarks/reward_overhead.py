@@ -70,11 +70,15 @@ def contract_env(adapter: TaskAdapter, n_envs: int, seed: int, reward_dir: Path)
 
 
 def time_block(venv: VecEnv, actions: np.ndarray) -> float:
-    """Seconds for len(actions) vectorised steps (auto-resets included, as in training)."""
-    start = time.perf_counter()
+    """CPU seconds of this process for len(actions) vectorised steps (auto-resets included).
+
+    Process CPU time rather than wall time: the machines are shared, and CPU time counts only
+    the work this process did, so other jobs' load barely moves the ratio.
+    """
+    start = time.process_time()
     for action in actions:
         venv.step(action)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def sample_actions(space: gym.Space[Any], n_envs: int, steps: int, seed: int) -> np.ndarray:
@@ -82,8 +86,13 @@ def sample_actions(space: gym.Space[Any], n_envs: int, steps: int, seed: int) ->
     return np.stack([np.stack([space.sample() for _ in range(n_envs)]) for _ in range(steps)])
 
 
-def measure(adapter: TaskAdapter, n_envs: int, rounds: int, block_s: float, reward_dir: Path) -> Row:
-    envs = {"raw": raw_env(adapter, n_envs, 0), "contract": contract_env(adapter, n_envs, 0, reward_dir)}
+def measure(
+    adapter: TaskAdapter, n_envs: int, rounds: int, block_s: float, reward_dir: Path
+) -> Row:
+    envs = {
+        "raw": raw_env(adapter, n_envs, 0),
+        "contract": contract_env(adapter, n_envs, 0, reward_dir),
+    }
     for venv in envs.values():
         venv.reset()
     # Size blocks from a warm-up so each takes about block_s on the raw environment.
@@ -120,8 +129,9 @@ def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
         "",
         f"Measured {meta['date']} on {meta['machine']} ({meta['cpus']} CPUs, load average "
         f"{meta['load_average']}), Python {meta['python']}, numpy {meta['numpy']}, "
-        f"gymnasium {meta['gymnasium']}. {meta['rounds']} interleaved rounds of ~{meta['block_s']} s "
-        "blocks; overhead = median of (contract time / raw time - 1), range in brackets.",
+        f"gymnasium {meta['gymnasium']}. {meta['rounds']} interleaved rounds of "
+        f"~{meta['block_s']} s blocks; overhead = median of (contract time / raw time - 1), "
+        "range in brackets.",
         "",
         "| task | N | raw steps/s | contract steps/s | ratio | overhead |",
         "|---|---:|---:|---:|---:|---:|",
@@ -129,9 +139,11 @@ def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
     for row in rows:
         ratio = row.contract_steps_per_s / row.raw_steps_per_s
         flag = " *" if row.task in MUJOCO and row.n_envs == 8 and row.overhead >= TARGET else ""
+        spread = f"[{row.overhead_min:+.0%}, {row.overhead_max:+.0%}]"
         lines.append(
-            f"| {row.task} | {row.n_envs} | {row.raw_steps_per_s:,.0f} | {row.contract_steps_per_s:,.0f} "
-            f"| {ratio:.2f} | {row.overhead:+.1%} [{row.overhead_min:+.0%}, {row.overhead_max:+.0%}]{flag} |"
+            f"| {row.task} | {row.n_envs} | {row.raw_steps_per_s:,.0f} "
+            f"| {row.contract_steps_per_s:,.0f} | {ratio:.2f} "
+            f"| {row.overhead:+.1%} {spread}{flag} |"
         )
     mujoco_n8 = [r for r in rows if r.task in MUJOCO and r.n_envs == 8]
     if mujoco_n8:
@@ -146,7 +158,9 @@ def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tasks", default=",".join(list_tasks()), help="comma-separated task ids")
     parser.add_argument("--n-envs", default="1,8", help="comma-separated N values")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved raw/contract rounds")

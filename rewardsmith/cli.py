@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import typer
 
-from rewardsmith.commands import run, tasks, train
+from rewardsmith.commands import (
+    doctor,
+    export,
+    inspect_cmd,
+    replay,
+    report,
+    run,
+    runs_list,
+    show,
+    tasks,
+    train,
+)
 
 app = typer.Typer(
     name="rewardsmith",
@@ -15,9 +26,15 @@ app = typer.Typer(
 )
 app.add_typer(tasks.app, name="tasks")
 app.command("train")(train.train)
+app.command("doctor")(doctor.doctor)
 app.command("run")(run.run)
 app.command("resume")(run.resume)
-app.command("runs")(run.runs)
+app.command("runs")(runs_list.runs)
+app.command("show")(show.show)
+app.command("inspect")(inspect_cmd.inspect)
+app.command("replay")(replay.replay)
+app.command("report")(report.report)
+app.command("export")(export.export)
 
 if __name__ == "__main__":
     app()

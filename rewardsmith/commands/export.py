@@ -1,4 +1,4 @@
-"""`rewardsmith export RUN`: the best reward as a standalone file, with a header saying where it came from."""
+"""`rewardsmith export RUN`: the best reward as a standalone file, with a provenance header."""
 
 from __future__ import annotations
 
@@ -19,10 +19,13 @@ def export(
     run: RunArgument,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="File to write (default: ./reward_<run id>.py); - for stdout."),
+        typer.Option(
+            "--out", "-o", help="File to write (default: ./reward_<run id>.py); - for stdout."
+        ),
     ] = None,
     candidate: Annotated[
-        str | None, typer.Option("--candidate", "-c", help="Export this candidate (r01c02) instead.")
+        str | None,
+        typer.Option("--candidate", "-c", help="Export this candidate (r01c02) instead."),
     ] = None,
     runs_dir: RunsDirOption = Path("runs"),
 ) -> None:
@@ -77,8 +80,7 @@ def header(view: RunView, c: CandidateView, code: str) -> str:
         f"sha256:     {hashlib.sha256(code.encode()).hexdigest()} (of the code below this header)",
         "",
         "Contract: compute_reward(state, action, next_state) -> (total, components), over a",
-        "batch of N environments with named state fields; see `rewardsmith tasks show "
-        f"{task}`.",
+        f"batch of N environments with named state fields; see `rewardsmith tasks show {task}`.",
         f"Train on it: rewardsmith train {task} --reward <this file>",
     ]
     return "".join(f"# {line}".rstrip() + "\n" for line in lines) + "\n"

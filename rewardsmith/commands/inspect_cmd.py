@@ -1,4 +1,4 @@
-"""`rewardsmith inspect RUN`: a candidate's reward code, its exact prompt and raw reply, its diff."""
+"""`rewardsmith inspect RUN`: a candidate's reward code, exact prompt, raw reply and diff."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def print_code(c: CandidateView) -> None:
     if code is None:
         fail(f"{c.key} has no reward code: {c.fate}", "its raw reply: add --response")
     console.print(Rule(f"{c.path / 'reward.py'}", style="dim"))
-    console.print(Syntax(code, "python", line_numbers=True, word_wrap=True))
+    print_source(code, "python")
 
 
 def print_prompt(c: CandidateView) -> None:
@@ -118,4 +118,12 @@ def print_diff(view: RunView, c: CandidateView) -> None:
     if not text:
         console.print("the code is unchanged from its parent")
         return
-    console.print(Syntax(text, "diff", word_wrap=True))
+    print_source(text, "diff")
+
+
+def print_source(text: str, lexer: str) -> None:
+    """Highlighted with line numbers in a terminal; as is when piped, so it can be saved."""
+    if console.is_terminal:
+        console.print(Syntax(text, lexer, line_numbers=lexer == "python", word_wrap=True))
+    else:
+        console.out(text, highlight=False, end="" if text.endswith("\n") else "\n")

@@ -38,7 +38,7 @@ class LiveReporter:
     def render(self) -> Group:
         with self.lock:
             header = Text.assemble(
-                ("round ", "bold"), f"{self.round + 1}" + (f" (retry {self.attempt})" if self.attempt else ""),
+                ("round ", "bold"), f"{self.round}" + (f" (retry {self.attempt})" if self.attempt else ""),
                 ("   best ", "bold"), self.best_text, ("   spend ", "bold"), self.spend_text,
             )
             table = Table(show_header=True, header_style="bold", expand=False)

@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from rewardsmith.commands.common import JsonOption, TaskFileOption, console, fail, print_json
+from rewardsmith.eureka_loop.state import DEFAULT_PREFERENCE_THRESHOLD
 
 RunsDirOption = Annotated[Path, typer.Option("--runs-dir", envvar="REWARDSMITH_RUNS_DIR", help="Where runs are stored.")]
 
@@ -21,7 +22,7 @@ def _print_result(result: dict[str, Any]) -> None:
     for h in result["history"]:
         fitness = "-" if h["round_best_fitness"] is None else f"{h['round_best_fitness']:.4g}"
         best = "-" if h["best_fitness"] is None else f"{h['best']} ({h['best_fitness']:.4g})"
-        label = f"{h['round'] + 1}" + (f" retry {h['attempt']}" if h["attempt"] else "")
+        label = f"{h['round']}" + (f" retry {h['attempt']}" if h["attempt"] else "")
         table.add_row(label, str(h["trained"]), str(h["rejected"]), str(h["failed"]), h["round_best"] or "-", fitness, best)
     console.print(table)
     console.print(f"stopped: {result['stop_reason']}")
@@ -100,7 +101,7 @@ def run(
     critic_llm: Annotated[bool, typer.Option("--critic-llm", help="Also have the LLM review each candidate against the goal.")] = False,
     fitness_target: Annotated[float | None, typer.Option(help="Stop early once the best fitness reaches this.")] = None,
     preference_check: Annotated[bool, typer.Option("--preference-check/--no-preference-check", help="Reject, before training, rewards that order recorded trajectories against the task's fitness.")] = True,
-    preference_threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Pairwise agreement with fitness below which a reward is rejected untrained.")] = 0.6,
+    preference_threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Agreement of a reward's returns with fitness on recorded trajectories below which it is rejected untrained (lowered per task where the environment's own reward scores lower).")] = DEFAULT_PREFERENCE_THRESHOLD,
     analyzer_llm: Annotated[bool, typer.Option("--analyzer-llm", help="Also have the LLM summarise failure causes and fixes for the next round.")] = False,
     algo: Annotated[str | None, typer.Option(help="ppo or sac (default: the task's).")] = None,
     sandbox: Annotated[str, typer.Option(help="auto, process or docker.")] = "auto",
@@ -131,24 +132,3 @@ def resume(
     from rewardsmith.eureka_loop.runner import resume_run
 
     _execute(lambda reporter: resume_run(run_id, runs_dir, reporter), as_json, runs_dir)
-
-
-def runs(runs_dir: RunsDirOption = Path("runs"), as_json: JsonOption = False) -> None:
-    """List runs."""
-    from dataclasses import asdict
-
-    from rewardsmith.runs.store import RunStore
-
-    summaries = RunStore(runs_dir).list_runs()
-    if as_json:
-        print_json([asdict(s) for s in summaries])
-        return
-    if not summaries:
-        console.print(f"no runs in {runs_dir}")
-        return
-    table = Table(title=f"Runs in {runs_dir}")
-    for column in ("run", "task", "designer", "rounds", "best fitness", "human-norm.", "cost", "state"):
-        table.add_column(column)
-    for s in summaries:
-        table.add_row(s.run_id, s.task, s.model, str(s.rounds_done), _fmt(s.best_fitness), _fmt(s.human_normalized_score), f"${s.cost_usd or 0:.4f}", s.status)
-    console.print(table)

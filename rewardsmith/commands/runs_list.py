@@ -1,4 +1,4 @@
-"""`rewardsmith runs`: list runs; plus the run argument and error handling the viewing commands share."""
+"""`rewardsmith runs`: list runs; plus the run argument and errors the viewing commands share."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
+from rich.text import Text
 
 from rewardsmith.commands.common import JsonOption, console, fail, print_json
 
@@ -27,7 +27,7 @@ RunArgument = Annotated[
 
 @contextmanager
 def run_errors() -> Iterator[None]:
-    """Turn a missing, partial, damaged or newer-schema run into one clear line, never a traceback."""
+    """A missing, partial, damaged or newer-schema run becomes one clear line, not a traceback."""
     from rewardsmith.runs.schema import RunStoreError
 
     try:
@@ -69,13 +69,9 @@ def runs(
     if not summaries:
         console.print(f"no runs in {runs_dir}" + (f" for task {task!r}" if task else ""))
         return
-    table = Table(title=f"Runs in {runs_dir}")
-    for column in ("run", "task", "designer", "rounds", "best fitness", "human-norm.", "cost"):
-        table.add_column(column, justify="right" if column in ("rounds", "cost") else "left")
-    table.add_column("state")
-    styles = {"finished": "green", "running": "yellow", "interrupted": "yellow", "failed": "red"}
-    for s in summaries:
-        table.add_row(
+    header = ("run", "task", "designer", "rounds", "best fitness", "human-norm.", "cost", "state")
+    rows = [
+        (
             s.run_id,
             s.task,
             s.model,
@@ -83,7 +79,25 @@ def runs(
             fmt(s.best_fitness),
             fmt(s.human_normalized_score, ".2f"),
             f"${s.cost_usd or 0:.4f}",
-            f"[{styles[s.status]}]{s.status}[/]",
+            s.status,
         )
-    console.print(table)
-    console.print("Look at one with [bold]rewardsmith show RUN[/] (a unique prefix of the id will do).")
+        for s in summaries
+    ]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    right = {3, 4, 5, 6}
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  ".join(
+            cell.rjust(w) if i in right else cell.ljust(w)
+            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    console.print(f"[bold]{line(header)}[/]", highlight=False, soft_wrap=True)
+    styles = {"finished": "green", "running": "yellow", "interrupted": "yellow", "failed": "red"}
+    for row, summary in zip(rows, summaries, strict=True):
+        text = Text(line(row))
+        text.stylize(styles[summary.status], len(text) - len(summary.status))
+        console.print(text, highlight=False, soft_wrap=True)  # one line per run, even when piped
+    console.print(
+        "Look at one with [bold]rewardsmith show RUN[/] (a unique prefix of the id will do)."
+    )

@@ -1,4 +1,4 @@
-"""`rewardsmith show RUN`: every round's candidates and their fates, the reflection fed forward, spend."""
+"""`rewardsmith show RUN`: each round's candidates and fates, the reflection fed forward, spend."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from rewardsmith.runs.views import CandidateView, RoundView, RunView
 STATUS_STYLES = {"trained": "green", "rejected": "red", "failed": "red", "designed": "yellow"}
 
 
-def show(run: RunArgument, runs_dir: RunsDirOption = Path("runs"), as_json: JsonOption = False) -> None:
-    """Show a run round by round: each candidate's fate, the reflection fed forward, tokens and cost."""
+def show(
+    run: RunArgument, runs_dir: RunsDirOption = Path("runs"), as_json: JsonOption = False
+) -> None:
+    """Show a run round by round: candidates' fates, the reflection fed forward, tokens, cost."""
     view = load(run, runs_dir)
     if as_json:
         print_json(asdict(view))
@@ -27,8 +29,8 @@ def show(run: RunArgument, runs_dir: RunsDirOption = Path("runs"), as_json: Json
     for i, round_view in enumerate(view.rounds):
         later = view.rounds[i + 1] if i + 1 < len(view.rounds) else None
         console.print()
-        console.print(round_table(round_view))
-        print_reflection(round_view, later)
+        print_round(round_view)
+        print_reflection(round_view, later, view.rounds[i - 1] if i else None)
     console.print(
         f"\nRead a candidate with [bold]rewardsmith inspect {view.run_id} --candidate KEY[/]"
         " (add --prompt, --response or --diff)."
@@ -40,8 +42,15 @@ def print_header(view: RunView) -> None:
     stop = f" ({view.stop_reason})" if view.stop_reason else ""
     console.print(
         Text.assemble(
-            ("run ", "bold"), view.run_id, "  task ", (view.task, "bold"),
-            "  designer ", (view.designer, "bold"), "  ", (view.status, "bold"), stop,
+            ("run ", "bold"),
+            view.run_id,
+            "  task ",
+            (view.task, "bold"),
+            "  designer ",
+            (view.designer, "bold"),
+            "  ",
+            (view.status, "bold"),
+            stop,
         )
     )
     config = view.config
@@ -66,38 +75,40 @@ def print_header(view: RunView) -> None:
             highlight=False,
         )
     console.print(
-        f"LLM: {view.llm_calls} calls, {view.tokens:,} tokens, ${view.cost_usd:.4f}", highlight=False
+        f"LLM: {view.llm_calls} calls, {view.tokens:,} tokens, ${view.cost_usd:.4f}",
+        highlight=False,
     )
 
 
-def round_table(round_view: RoundView) -> Table:
-    """One round: candidates with fate, fitness and parent; the best so far in the caption."""
-    spend = f"{round_view.llm_calls} LLM calls, {round_view.tokens:,} tokens, ${round_view.cost_usd:.4f}"
-    prompt = f", prompt {round_view.prompt_hash[:12]}" if round_view.prompt_hash else ""
-    table = Table(
-        title=f"{round_view.label}: {spend}{prompt}", title_justify="left", title_style="bold"
-    )
+def print_round(round_view: RoundView) -> None:
+    """One round: a heading with its spend, a table of candidates, and the best so far."""
+    r = round_view
+    heading = Text(r.label, style="bold")
+    if r.llm_calls:
+        heading.append(f"  {r.llm_calls} LLM calls, {r.tokens:,} tokens, ${r.cost_usd:.4f}")
+    if r.prompt_hash:
+        heading.append(f"  prompt {r.prompt_hash[:12]}", style="dim")
+    console.print(heading, soft_wrap=True)
+    table = Table()
     table.add_column("candidate")
     table.add_column("fate", overflow="fold")
     table.add_column("fitness", justify="right")
     table.add_column("parent")
-    for c in round_view.candidates:
+    for c in r.candidates:
         table.add_row(c.key, fate_text(c), fmt(c.fitness), c.parent or "-")
-    if round_view.summary is None:
-        table.caption = "selection has not run for this round (the run stopped or is still running)"
-    else:
-        s = round_view.summary
-        best = f"best so far: {s.get('best') or '-'} ({fmt(s.get('best_fitness'))})"
-        if not s.get("trained"):
-            best = "no candidate trained; " + best
-        table.caption = best
-    table.caption_justify = "left"
-    return table
+    console.print(table)
+    if r.summary is None:
+        console.print("selection has not run for this round (the run stopped or is still running)")
+        return
+    best = f"best so far: {r.summary.get('best') or '-'} ({fmt(r.summary.get('best_fitness'))})"
+    console.print(best if r.summary.get("trained") else f"no candidate trained; {best}")
 
 
 def fate_text(c: CandidateView) -> Text:
     """The fate with its colour, and stars for the round's best and the run's best."""
     text = Text(c.fate, style=STATUS_STYLES.get(c.status, ""))
+    for reason in c.hacking_reasons():
+        text.append(f"  likely reward hacking: {reason}", style="bold yellow")
     if c.is_round_best:
         text.append("  ★ round best", style="bold")
     if c.is_best:
@@ -105,8 +116,10 @@ def fate_text(c: CandidateView) -> Text:
     return text
 
 
-def print_reflection(round_view: RoundView, later: RoundView | None) -> None:
-    """The statistics and advice on the best so far that the next round's prompt carried."""
+def print_reflection(
+    round_view: RoundView, later: RoundView | None, earlier: RoundView | None = None
+) -> None:
+    """The analysis of the best so far that the next round's prompt carried (once per best)."""
     reflection = round_view.reflection
     if reflection is None:
         return
@@ -114,11 +127,10 @@ def print_reflection(round_view: RoundView, later: RoundView | None) -> None:
         where = "not fed forward: the run ended after this round"
     else:
         where = f"fed forward to {later.label}"
-    console.print(
-        f"reflection on {reflection.key} (fitness {fmt(reflection.fitness)}), {where}:",
-        style="bold", highlight=False,
-    )
-    for line in reflection.lines:
-        console.print(f"  {line}", highlight=False, soft_wrap=True)
-    for advice in reflection.advice:
-        console.print(f"  [cyan]advice:[/] {advice}", highlight=False)
+    title = f"reflection on {reflection.key} (fitness {fmt(reflection.fitness)}), {where}"
+    if earlier is not None and earlier.reflection and earlier.reflection.key == reflection.key:
+        console.print(f"{title}: the same as after {earlier.label}", style="bold", highlight=False)
+        return
+    console.print(f"{title}:", style="bold", highlight=False)
+    for line in reflection.without_code().splitlines():
+        console.print(Text(f"  {line}"), highlight=False, soft_wrap=True)

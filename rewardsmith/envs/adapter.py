@@ -15,6 +15,7 @@ from typing import Any, Literal
 import gymnasium as gym
 import numpy as np
 
+from rewardsmith.envs.obs_layout import ObservationLayout
 from rewardsmith.envs.schema import StateSchema
 
 RewardKind = Literal["human", "sparse"]
@@ -57,6 +58,9 @@ class TaskAdapter:
     fitness_description: str
     success_description: str | None = None
     make_kwargs: dict[str, Any] = {}  # noqa: RUF012 - read-only class default
+    # Set where every field is an observation entry or a step-info value: training then reads
+    # the state of all N environments from the stacked observations in one go.
+    obs_layout: ObservationLayout | None = None
     training = TrainingDefaults()
 
     @property
@@ -71,10 +75,15 @@ class TaskAdapter:
         """One environment's state fields as a new flat float64 vector, in `schema.layout` order.
 
         This is what training reads on every step, so built-in adapters implement it directly
-        (one small array instead of a dict per step). The default flattens `state_fields`.
+        (one small array instead of a dict per step). The default reads `obs_layout` where one
+        is set, else flattens `state_fields`.
         """
+        if self.obs_layout is not None:
+            return self.obs_layout.row(obs, info)
         if type(self).state_fields is TaskAdapter.state_fields:
-            raise NotImplementedError(f"{type(self).__name__} implements neither state_vector nor state_fields")
+            raise NotImplementedError(
+                f"{type(self).__name__} implements neither state_vector nor state_fields"
+            )
         return self.schema.flatten(self.state_fields(env, obs, info))
 
     def state_fields(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
@@ -83,7 +92,9 @@ class TaskAdapter:
         Floats for scalar fields, arrays for vector fields. The default splits `state_vector`.
         """
         if type(self).state_vector is TaskAdapter.state_vector:
-            raise NotImplementedError(f"{type(self).__name__} implements neither state_vector nor state_fields")
+            raise NotImplementedError(
+                f"{type(self).__name__} implements neither state_vector nor state_fields"
+            )
         return dict(self.schema.record(self.state_vector(env, obs, info)))
 
     def fitness(self, episode: Episode) -> float:

@@ -91,7 +91,9 @@ class StateSchema:
         missing = set(self.names) - set(values)
         extra = set(values) - set(self.names)
         if missing or extra:
-            raise ValueError(f"state fields differ from the schema: missing {missing}, extra {extra}")
+            raise ValueError(
+                f"state fields differ from the schema: missing {missing}, extra {extra}"
+            )
         for field in self.fields:
             expected = (batch, *field.shape)
             got = np.shape(values[field.name])
@@ -135,17 +137,40 @@ class FieldRecord(Mapping[str, Any]):
         return f"FieldRecord({dict(self)!r})"
 
 
-class ReadOnlyFields(dict[str, np.ndarray]):
-    """Batched fields that are read-only views into one `[N, D]` array of flat state vectors.
+class ReadOnlyFields(Mapping[str, np.ndarray]):
+    """Batched fields as read-only views into one `[N, D]` array of flat state vectors.
 
-    Built once per environment step; `StateBatch` adopts it as is instead of viewing every field.
+    Built on every environment step, so views are only made when a field is first read (rewards
+    read a few of the fields), and `StateBatch` adopts the mapping as is.
     """
+
+    __slots__ = ("_layout", "_rows", "_views")
+
+    def __init__(self, rows: np.ndarray, layout: Mapping[str, Slot]) -> None:
+        rows.flags.writeable = False  # and with it every view of it
+        self._rows = rows
+        self._layout = layout
+        self._views: dict[str, np.ndarray] = {}
 
     @classmethod
     def from_rows(cls, rows: np.ndarray, layout: Mapping[str, Slot]) -> ReadOnlyFields:
-        """Fields over `rows` (made read-only, and with it every view of it)."""
-        rows.flags.writeable = False
-        return cls((name, rows[:, slot]) for name, slot in layout.items())
+        """Fields over `rows`, which is made read-only."""
+        return cls(rows, layout)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        view = self._views.get(name)
+        if view is None:
+            view = self._views[name] = self._rows[:, self._layout[name]]
+        return view
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._layout
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._layout)
+
+    def __len__(self) -> int:
+        return len(self._layout)
 
 
 class StateBatch:
@@ -157,7 +182,7 @@ class StateBatch:
     __slots__ = ("_values",)
 
     def __init__(self, values: Mapping[str, np.ndarray]) -> None:
-        if isinstance(values, ReadOnlyFields):
+        if type(values) is ReadOnlyFields:
             object.__setattr__(self, "_values", values)  # already read-only views: no copies
             return
         frozen = {}
@@ -191,4 +216,4 @@ class StateBatch:
         return list(self._values)
 
     def as_dict(self) -> dict[str, np.ndarray]:
-        return dict(self._values)
+        return {name: self._values[name] for name in self._values}

@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 import keyword
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 from rewardsmith.envs.adapter import Episode, RewardKind, TaskAdapter, TrainingDefaults
+from rewardsmith.envs.obs_layout import FromInfo, FromObs, ObservationLayout
 from rewardsmith.envs.schema import Field, StateBatch, StateSchema
 
 TOP_LEVEL_KEYS = (
@@ -69,17 +69,6 @@ class TaskFileError(ValueError):
         super().__init__(f"task file {path}: {key}: {problem}")
 
 
-@dataclass(frozen=True)
-class _FieldSource:
-    """Where one state field's value comes from: observation entries or a step-info value."""
-
-    name: str
-    index: int | None = None
-    indices: tuple[int, ...] | None = None
-    info_key: str | None = None
-    default: float = 0.0
-
-
 class FileTask(TaskAdapter):
     """A task described by a TOML file; built only by `load_task_file`."""
 
@@ -92,7 +81,7 @@ class FileTask(TaskAdapter):
         goal: str,
         make_kwargs: dict[str, Any],
         schema: StateSchema,
-        sources: tuple[_FieldSource, ...],
+        sources: tuple[FromObs | FromInfo, ...],
         fitness_rule: tuple[str, str | None],
         fitness_description: str,
         success_rule: tuple[str, float | None] | None,
@@ -109,21 +98,11 @@ class FileTask(TaskAdapter):
         self.fitness_description = fitness_description
         self.success_description = success_description
         self.training = training
-        self._sources = sources
+        # Every field is an observation entry or an info value: training reads them batched.
+        self.obs_layout = ObservationLayout(schema, sources)
         self._fitness_kind, self._fitness_field = fitness_rule
         self._success_rule = success_rule
         self._reward_paths = reward_paths
-
-    def state_fields(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
-        fields: dict[str, Any] = {}
-        for source in self._sources:
-            if source.index is not None:
-                fields[source.name] = float(obs[source.index])
-            elif source.indices is not None:
-                fields[source.name] = np.array([obs[i] for i in source.indices], dtype=np.float64)
-            else:
-                fields[source.name] = float(info.get(source.info_key, source.default))  # type: ignore[arg-type]
-        return fields
 
     def fitness(self, episode: Episode) -> float:
         """From episode data only: its length, the env's own rewards, or a state field."""
@@ -313,7 +292,7 @@ def _probe_env(
 
 def _parse_fields(
     path: Path, data: dict[str, Any], obs_space: gym.Space[Any], info_keys: set[str]
-) -> tuple[tuple[_FieldSource, ...], StateSchema]:
+) -> tuple[tuple[FromObs | FromInfo, ...], StateSchema]:
     tables = _table(path, data, "fields")
     if not tables:
         raise TaskFileError(
@@ -350,7 +329,7 @@ def _parse_fields(
                 path, f"{where}.units", f'must be a string such as "m/s", got {units!r}'
             )
         source, shape = _field_source(path, where, name, spec, obs_space, obs_dim, info_keys)
-        if "default" in spec and source.info_key is None:
+        if "default" in spec and isinstance(source, FromObs):
             raise TaskFileError(
                 path, f"{where}.default", "only fields with info_key take a default; remove it"
             )
@@ -388,7 +367,7 @@ def _field_source(
     obs_space: gym.Space[Any],
     obs_dim: int | None,
     info_keys: set[str],
-) -> tuple[_FieldSource, tuple[int, ...]]:
+) -> tuple[FromObs | FromInfo, tuple[int, ...]]:
     if "info_key" in spec:
         key = spec["info_key"]
         if not isinstance(key, str) or not key:
@@ -406,7 +385,7 @@ def _field_source(
         default = spec.get("default", 0.0)
         if isinstance(default, bool) or not isinstance(default, int | float):
             raise TaskFileError(path, f"{where}.default", f"must be a number, got {default!r}")
-        return _FieldSource(name, info_key=key, default=float(default)), ()
+        return FromInfo(name, key, default=float(default)), ()
     if obs_dim is None:
         raise TaskFileError(
             path,
@@ -415,9 +394,7 @@ def _field_source(
             "cannot be used; read the value with info_key instead",
         )
     if "index" in spec:
-        return _FieldSource(
-            name, index=_check_index(path, f"{where}.index", spec["index"], obs_dim)
-        ), ()
+        return FromObs(name, (_check_index(path, f"{where}.index", spec["index"], obs_dim),)), ()
     indices = spec["indices"]
     if not isinstance(indices, list) or not indices:
         raise TaskFileError(
@@ -426,7 +403,7 @@ def _field_source(
             f"must be a non-empty list of observation indices, got {indices!r}",
         )
     checked = tuple(_check_index(path, f"{where}.indices", i, obs_dim) for i in indices)
-    return _FieldSource(name, indices=checked), (len(checked),)
+    return FromObs(name, checked), (len(checked),)
 
 
 def _check_index(path: Path, key: str, index: Any, obs_dim: int) -> int:

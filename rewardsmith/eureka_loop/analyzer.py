@@ -1,4 +1,4 @@
-"""The Trajectory Analyzer node: turns training statistics and rollouts into the next round's feedback.
+"""The Trajectory Analyzer node: turns training statistics and rollouts into feedback.
 
 For each trained candidate (after Eureka's reward reflection and Auto MC-Reward's analyzer):
 
@@ -27,8 +27,19 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from rewardsmith.eureka_loop.bank import Record, TrajectoryBank, bank_for, seed_bank
-from rewardsmith.eureka_loop.hacking import bank_signals, combine, training_signals
+from rewardsmith.eureka_loop.bank import (
+    Record,
+    TrajectoryBank,
+    bank_for,
+    episode_features,
+    seed_bank,
+)
+from rewardsmith.eureka_loop.hacking import (
+    bank_signals,
+    combine,
+    hacking_suspects,
+    training_signals,
+)
 from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMUnavailableError, prompt_hash
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
@@ -46,7 +57,8 @@ ANALYSIS_FILE = "analysis.json"
 
 def _series_line(name: str, values: list[float]) -> str:
     shown = ", ".join(f"{v:.3g}" for v in values)
-    return f"{name}: [{shown}], max {max(values):.3g}, mean {float(np.mean(values)):.3g}, min {min(values):.3g}"
+    mean = float(np.mean(values))
+    return f"{name}: [{shown}], max {max(values):.3g}, mean {mean:.3g}, min {min(values):.3g}"
 
 
 def advice_for(checkpoints: list[dict[str, Any]], has_success: bool) -> list[str]:
@@ -55,22 +67,37 @@ def advice_for(checkpoints: list[dict[str, Any]], has_success: bool) -> list[str
     if has_success:
         success = [c.get("success_rate") or 0.0 for c in checkpoints]
         if max(success) < NEAR_ZERO_SUCCESS:
-            advice.append("The success rate stayed near zero: the reward does not lead to the goal. Rewrite it rather than tune it.")
-    components = {name: [c["components"].get(name, 0.0) for c in checkpoints] for name in checkpoints[-1].get("components", {})}
+            advice.append(
+                "The success rate stayed near zero: the reward does not lead to the goal. "
+                "Rewrite it rather than tune it."
+            )
+    components = {
+        name: [c["components"].get(name, 0.0) for c in checkpoints]
+        for name in checkpoints[-1].get("components", {})
+    }
     for name, values in components.items():
         spread = max(values) - min(values)
         scale = max(abs(float(np.mean(values))), 1e-9)
         if spread < FLAT_RELATIVE_RANGE * scale or spread < 1e-9:
-            advice.append(f"Component `{name}` hardly changed during training: the agent cannot move it. Rescale it, reshape it, or drop it.")
+            advice.append(
+                f"Component `{name}` hardly changed during training: the agent cannot move it. "
+                "Rescale it, reshape it, or drop it."
+            )
     magnitudes = {name: abs(float(np.mean(values))) for name, values in components.items()}
     if len(magnitudes) > 1:
         top = max(magnitudes, key=magnitudes.__getitem__)
         others = [m for name, m in magnitudes.items() if name != top]
         if magnitudes[top] > DOMINANCE_RATIO * max(others):
-            advice.append(f"Component `{top}` is over {DOMINANCE_RATIO:.0f}x larger than the others and drowns them out: rescale it.")
+            advice.append(
+                f"Component `{top}` is over {DOMINANCE_RATIO:.0f}x larger than the others and "
+                "drowns them out: rescale it."
+            )
     fitness = [c["fitness"] for c in checkpoints]
     if len(fitness) > 2 and fitness[-1] <= fitness[0]:
-        advice.append("Fitness did not improve over training: the reward may pay for something other than the task.")
+        advice.append(
+            "Fitness did not improve over training: the reward may pay for something other than "
+            "the task."
+        )
     return advice
 
 
@@ -92,7 +119,9 @@ def field_stats(records: list[Record]) -> dict[str, tuple[float, float]]:
     return stats
 
 
-def ending_stats(records: list[Record], reference: dict[str, tuple[float, float]], has_success: bool) -> dict[str, Any]:
+def ending_stats(
+    records: list[Record], reference: dict[str, tuple[float, float]], has_success: bool
+) -> dict[str, Any]:
     """How the episodes ended, and which field was at an extreme when a failure ended one."""
     n = len(records)
     terminated = [e.terminated for e, _, _ in records]
@@ -136,17 +165,6 @@ def ending_stats(records: list[Record], reference: dict[str, tuple[float, float]
     return result
 
 
-def _episode_features(records: list[Record]) -> dict[str, np.ndarray]:
-    """Per-episode mean of each field, and of its magnitude where the field changes sign."""
-    features: dict[str, np.ndarray] = {}
-    for name in records[0][0].states:
-        series = [_scalar_series(e.states[name][1:] if len(e.states[name]) > 1 else e.states[name]) for e, _, _ in records]
-        features[name] = np.array([float(np.mean(s)) for s in series])
-        if any(np.any(s < 0) for s in series) and any(np.any(s > 0) for s in series):
-            features[f"|{name}|"] = np.array([float(np.mean(np.abs(s))) for s in series])
-    return features
-
-
 def field_differences(
     low: list[Record], high: list[Record], reference: list[Record], limit: int = FIELDS_REPORTED
 ) -> list[dict[str, Any]]:
@@ -155,42 +173,69 @@ def field_differences(
     The pooled std is floored at a tenth of the statistic's spread over `reference` episodes, so
     two deterministic groups (near-zero variance) do not produce absurd effect sizes.
     """
-    f_low, f_high, f_ref = _episode_features(low), _episode_features(high), _episode_features(reference)
-    rows = []
+    f_low, f_high, f_ref = (
+        episode_features(low),
+        episode_features(high),
+        episode_features(reference),
+    )
+    rows: list[dict[str, Any]] = []
     for name in f_low:
         pooled = float(np.sqrt((np.var(f_low[name]) + np.var(f_high[name])) / 2))
         floor = 0.1 * float(np.std(f_ref.get(name, np.zeros(1))))
         scale = max(pooled, floor, 1e-9)
         smd = (float(np.mean(f_high[name])) - float(np.mean(f_low[name]))) / scale
-        rows.append({"field": name, "smd": smd, "low_mean": float(np.mean(f_low[name])), "high_mean": float(np.mean(f_high[name]))})
+        rows.append(
+            {
+                "field": name,
+                "smd": smd,
+                "low_mean": float(np.mean(f_low[name])),
+                "high_mean": float(np.mean(f_high[name])),
+            }
+        )
     rows.sort(key=lambda r: -abs(r["smd"]))
     return rows[:limit]
 
 
-def compare_groups(own: list[Record], bank: list[Record], has_success: bool) -> dict[str, Any] | None:
+def compare_groups(
+    own: list[Record], bank: list[Record], has_success: bool
+) -> dict[str, Any] | None:
     """Pick the most telling comparison for this candidate's episodes; None when there is none.
 
     Failed vs successful among its own episodes; else its low- vs high-fitness episodes; else its
-    episodes vs the best episodes in the bank (how this policy differs from the best behaviour seen).
+    episodes vs the best episodes in the bank (how this policy differs from the best seen).
     """
     reference = own + bank
     if has_success:
         won = [r for r in own if r[2]]
         lost = [r for r in own if not r[2]]
         if len(won) >= MIN_GROUP and len(lost) >= MIN_GROUP:
-            return {"low": "failed episodes", "high": "successful episodes", "fields": field_differences(lost, won, reference)}
+            return {
+                "low": "failed episodes",
+                "high": "successful episodes",
+                "fields": field_differences(lost, won, reference),
+            }
     fitness = np.array([f for _, f, _ in own])
-    if len(own) >= 2 * MIN_GROUP and np.ptp(fitness) > 0.1 * max(float(np.std([f for _, f, _ in reference])), 1e-12):
+    if len(own) >= 2 * MIN_GROUP and np.ptp(fitness) > 0.1 * max(
+        float(np.std([f for _, f, _ in reference])), 1e-12
+    ):
         order = np.argsort(fitness, kind="stable")
         third = max(len(own) // 3, MIN_GROUP)
         low, high = [own[i] for i in order[:third]], [own[i] for i in order[-third:]]
-        return {"low": "its lowest-fitness episodes", "high": "its highest-fitness episodes", "fields": field_differences(low, high, reference)}
+        return {
+            "low": "its lowest-fitness episodes",
+            "high": "its highest-fitness episodes",
+            "fields": field_differences(low, high, reference),
+        }
     if bank:
         own_mean = float(np.mean(fitness))
         spread = float(np.std([f for _, f, _ in reference]))
         best = sorted(bank, key=lambda r: -r[1])[: max(MIN_GROUP, len(bank) // 10)]
         if np.mean([f for _, f, _ in best]) > own_mean + 0.25 * spread:
-            return {"low": "this policy's episodes", "high": "the best episodes in the trajectory bank", "fields": field_differences(own, best, reference)}
+            return {
+                "low": "this policy's episodes",
+                "high": "the best episodes in the trajectory bank",
+                "fields": field_differences(own, best, reference),
+            }
     return None
 
 
@@ -204,7 +249,8 @@ def component_trends(checkpoints: list[dict[str, Any]]) -> list[dict[str, Any]]:
         last = float(checkpoints[-1]["components"][name])
         values = [float(c.get("components", {}).get(name, 0.0)) for c in checkpoints]
         spread = max(values) - min(values)
-        direction = "flat" if spread < FLAT_RELATIVE_RANGE * max(abs(np.mean(values)), 1e-9) else ("rose" if last > first else "fell")
+        flat = spread < FLAT_RELATIVE_RANGE * max(abs(float(np.mean(values))), 1e-9)
+        direction = "flat" if flat else ("rose" if last > first else "fell")
         trends.append({"component": name, "first": first, "last": last, "direction": direction})
     return trends
 
@@ -221,27 +267,52 @@ def reflection(
         return "", {}
     lines = []
     for name in checkpoints[-1].get("components", {}):
-        lines.append(_series_line(f"component `{name}` (sum per episode)", [c["components"].get(name, 0.0) for c in checkpoints]))
+        lines.append(
+            _series_line(
+                f"component `{name}` (sum per episode)",
+                [c["components"].get(name, 0.0) for c in checkpoints],
+            )
+        )
     lines.append(_series_line("fitness", [c["fitness"] for c in checkpoints]))
     if has_success:
-        lines.append(_series_line("success rate", [c.get("success_rate") or 0.0 for c in checkpoints]))
+        lines.append(
+            _series_line("success rate", [c.get("success_rate") or 0.0 for c in checkpoints])
+        )
     lines.append(_series_line("episode length", [c["episode_length"] for c in checkpoints]))
     advice = advice_for(checkpoints, has_success)
     text = render(
-        "reflection", fitness=outcome["fitness"], code=code, n_checkpoints=len(checkpoints), lines=lines, advice=advice,
+        "reflection",
+        fitness=outcome["fitness"],
+        code=code,
+        n_checkpoints=len(checkpoints),
+        lines=lines,
+        advice=advice,
         analysis=analysis or None,
     )
     return text, {"lines": lines, "advice": advice}
 
 
-def _llm_summary(ctx: Context, summary: CandidateSummary, code: str, lines: list[str], analysis: dict[str, Any], worst: list[dict[str, Any]]) -> str | None:
+def _llm_summary(
+    ctx: Context,
+    summary: CandidateSummary,
+    code: str,
+    lines: list[str],
+    analysis: dict[str, Any],
+    worst: list[dict[str, Any]],
+) -> str | None:
     """Ask the model for likely failure causes and fixes; cached so a resume never pays twice."""
     messages = [
         {
             "role": "user",
             "content": render(
-                "analyzer_summary", goal=ctx.adapter.goal, fitness_description=ctx.adapter.fitness_description,
-                fields=ctx.adapter.describe()["fields"], code=code, lines=lines, analysis=analysis, episodes=worst,
+                "analyzer_summary",
+                goal=ctx.adapter.goal,
+                fitness_description=ctx.adapter.fitness_description,
+                fields=ctx.adapter.describe()["fields"],
+                code=code,
+                lines=lines,
+                analysis=analysis,
+                episodes=worst,
             ),
         }
     ]
@@ -266,34 +337,54 @@ def _llm_summary(ctx: Context, summary: CandidateSummary, code: str, lines: list
 
 def _episode_brief(record: Record) -> dict[str, Any]:
     episode, fitness, success = record
-    means = {name: float(np.mean(_scalar_series(v[1:] if len(v) > 1 else v))) for name, v in episode.states.items()}
+    means = {
+        name: float(np.mean(_scalar_series(v[1:] if len(v) > 1 else v)))
+        for name, v in episode.states.items()
+    }
     ended = "terminated" if episode.terminated else "time limit"
-    return {"length": episode.length, "fitness": fitness, "success": success, "ended": ended, "means": means}
+    return {
+        "length": episode.length,
+        "fitness": fitness,
+        "success": success,
+        "ended": ended,
+        "means": means,
+    }
 
 
 # --- the node --------------------------------------------------------------------------------
 
 
-def _bank_hacking(ctx: Context, cand_dir: Path, bank: TrajectoryBank, bank_records: list[Record]) -> dict[str, Any] | None:
+def _bank_hacking(
+    ctx: Context, cand_dir: Path, bank: TrajectoryBank, gamma: float
+) -> dict[str, Any] | None:
     """The bank view of the hacking flag: from the preference check's scores, or scored now."""
-    pref = cand_dir / "preference.json"
-    if pref.exists():
-        record = json.loads(pref.read_text())
-        return record.get("hacking")
-    if not bank_records:
-        return None
-    from rewardsmith.eureka_loop.preference import SCORE_LIMITS
-    from rewardsmith.sandbox.score import score_bank
+    from rewardsmith.eureka_loop.preference import PREFERENCE_FILE, BankView, score_candidate
 
-    scores = score_bank((cand_dir / "reward.py").read_text(), cand_dir / "preference", bank.path, ctx.sandbox, SCORE_LIMITS)
+    pref = cand_dir / PREFERENCE_FILE
+    if pref.exists():
+        return json.loads(pref.read_text()).get("hacking")
+    if not bank.exists():
+        return None
+    view = BankView.load(bank, gamma)  # the check was off: score the bank now (about a second)
+    scores = score_candidate(ctx, cand_dir, view)
     if not scores.ok:
         return None
-    fitness = np.array([f for _, f, _ in bank_records])
-    return bank_signals(fitness, np.asarray(scores.returns), np.asarray(scores.per_step))
+    return bank_signals(
+        view.fitness,
+        np.asarray(scores.returns),
+        np.asarray(scores.per_step),
+        view.reference.per_step,
+    )
 
 
 def analyze_candidate(
-    ctx: Context, c: CandidateSummary, bank: TrajectoryBank, bank_records: list[Record], reference: dict[str, tuple[float, float]], with_llm: bool
+    ctx: Context,
+    c: CandidateSummary,
+    bank: TrajectoryBank,
+    bank_records: list[Record],
+    reference: dict[str, tuple[float, float]],
+    gamma: float,
+    with_llm: bool,
 ) -> dict[str, Any]:
     """All facts about one trained candidate; writes reflection.md and analysis.json."""
     cand_dir = ctx.run.candidate_dir(c["round"], c["idx"])
@@ -307,7 +398,8 @@ def analyze_candidate(
     if own:
         analysis["endings"] = ending_stats(own, reference or field_stats(own), has_success)
         analysis["comparison"] = compare_groups(own, bank_records, has_success)
-    analysis["hacking"] = combine(_bank_hacking(ctx, cand_dir, bank, bank_records), training_signals(checkpoints))
+    bank_view = _bank_hacking(ctx, cand_dir, bank, gamma)
+    analysis["hacking"] = combine(bank_view, training_signals(checkpoints))
     _, data = reflection(outcome, code, has_success)
     if with_llm and data:
         worst = [_episode_brief(r) for r in sorted(own, key=lambda r: r[1])[:2]]
@@ -318,18 +410,9 @@ def analyze_candidate(
     return analysis
 
 
-def hacking_suspects(run_path: Path) -> list[dict[str, Any]]:
-    """Every flagged candidate of the run, read from the candidates' analysis files."""
-    suspects = []
-    for path in sorted(run_path.glob("round_*/cand_*/" + ANALYSIS_FILE)):
-        hacking = json.loads(path.read_text()).get("hacking") or {}
-        if hacking.get("suspect"):
-            round_, idx = int(path.parent.parent.name[6:]), int(path.parent.name[5:])
-            suspects.append({"candidate": candidate_key(round_, idx), "flag": hacking["flag"], "reasons": hacking["reasons"]})
-    return suspects
-
-
 def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
+    from rewardsmith.eureka_loop.preference import learner_gamma
+
     ctx = runtime.context
     trained = [c for c in state.get("candidates", []) if c.get("status") == "trained"]
     if not trained:
@@ -338,23 +421,31 @@ def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     seed_bank(ctx.adapter, bank, ctx.config.seed, ctx.reporter.message)
     bank_records = bank.load()
     reference = field_stats(bank_records) if bank_records else {}
-    round_best = max(trained, key=lambda c: c.get("fitness") if c.get("fitness") is not None else float("-inf"))
+    gamma = learner_gamma(ctx)
+    round_best = max(trained, key=lambda c: float(c.get("fitness") or float("-inf")))
     flags = {}
     for c in trained:
         with_llm = ctx.config.analyzer_llm and c is round_best
-        analysis = analyze_candidate(ctx, c, bank, bank_records, reference, with_llm)
+        analysis = analyze_candidate(ctx, c, bank, bank_records, reference, gamma, with_llm)
         key = candidate_key(c["round"], c["idx"])
         if analysis["hacking"]["suspect"]:
             flags[key] = analysis["hacking"]["reasons"]
-            ctx.reporter.message(f"{key}: reward_hacking_suspect: " + "; ".join(analysis["hacking"]["reasons"]))
+            ctx.reporter.message(
+                f"{key}: reward_hacking_suspect: " + "; ".join(analysis["hacking"]["reasons"])
+            )
     # The trained policies' evaluation episodes join the bank for the next preference checks.
     for c in trained:
         cand_dir = ctx.run.candidate_dir(c["round"], c["idx"])
-        bank.add_file(cand_dir / "eval" / job_files.TRAJECTORIES_FILE, candidate_key(c["round"], c["idx"]))
+        bank.add_file(
+            cand_dir / "eval" / job_files.TRAJECTORIES_FILE, candidate_key(c["round"], c["idx"])
+        )
     info = bank.info()
     ctx.run.write_round_file(
-        state.get("round", 0), f"analysis_a{state.get('attempt', 0)}.json",
+        state.get("round", 0),
+        f"analysis_a{state.get('attempt', 0)}.json",
         {"reward_hacking_suspects": flags, "bank_size": info.size, "bank_version": info.version},
     )
-    ctx.run.update_summary(reward_hacking_suspects=hacking_suspects(ctx.run.path), bank_size=info.size)
+    ctx.run.update_summary(
+        reward_hacking_suspects=hacking_suspects(ctx.run.path), bank_size=info.size
+    )
     return {}

@@ -31,7 +31,7 @@ BANK_DIR = "bank"
 BANK_FILE = "bank.npz"
 META_FILE = "bank.json"
 DEFAULT_CAP = 200  # episodes; the scorer's cost grows with it, and 200 give ~20k pairs
-MAX_TRANSITIONS = 200_000  # a second cap for long-episode tasks, so the file stays a few MB
+MAX_TRANSITIONS = 100_000  # a second cap, for long-episode tasks (MuJoCo: 1,000 steps an episode)
 FITNESS_BINS = 10
 
 Record = tuple[Episode, float, bool | None]
@@ -44,6 +44,28 @@ class BankInfo:
     size: int
     version: int
     sources: list[str]
+
+
+def _scalar_series(values: np.ndarray) -> np.ndarray:
+    """A field's per-step values as scalars (vector fields by their norm)."""
+    return np.linalg.norm(values, axis=1) if values.ndim > 1 else values
+
+
+def episode_features(records: list[Record]) -> dict[str, np.ndarray]:
+    """Per-episode mean of each field after the reset state, and of its magnitude (`|field|`)
+    where the field takes both signs: the mean of a pole angle says little, its size a lot."""
+    features: dict[str, np.ndarray] = {}
+    if not records:
+        return features
+    for name in records[0][0].states:
+        series = [
+            _scalar_series(e.states[name][1:] if len(e.states[name]) > 1 else e.states[name])
+            for e, _, _ in records
+        ]
+        features[name] = np.array([float(np.mean(s)) for s in series])
+        if any(np.any(s < 0) for s in series) and any(np.any(s > 0) for s in series):
+            features[f"|{name}|"] = np.array([float(np.mean(np.abs(s))) for s in series])
+    return features
 
 
 def keep_indices(fitness: np.ndarray, cap: int, bins: int = FITNESS_BINS) -> np.ndarray:
@@ -73,14 +95,16 @@ def keep_indices(fitness: np.ndarray, cap: int, bins: int = FITNESS_BINS) -> np.
             left -= take
             if left == 0:
                 break
-    kept = [m[len(m) - q:] for m, q in zip(members, quota, strict=True) if q > 0]
+    kept = [m[len(m) - q :] for m, q in zip(members, quota, strict=True) if q > 0]
     return np.sort(np.concatenate(kept))
 
 
 class TrajectoryBank:
     """One run's bank directory; not thread-safe (only the runner and the analyze node write)."""
 
-    def __init__(self, directory: Path, cap: int = DEFAULT_CAP, max_transitions: int = MAX_TRANSITIONS) -> None:
+    def __init__(
+        self, directory: Path, cap: int = DEFAULT_CAP, max_transitions: int = MAX_TRANSITIONS
+    ) -> None:
         self.directory = Path(directory)
         self.cap = cap
         self.max_transitions = max_transitions
@@ -103,7 +127,9 @@ class TrajectoryBank:
 
     def info(self) -> BankInfo:
         meta = self.meta()
-        return BankInfo(size=len(meta["sources"]), version=int(meta["version"]), sources=list(meta["sources"]))
+        return BankInfo(
+            size=len(meta["sources"]), version=int(meta["version"]), sources=list(meta["sources"])
+        )
 
     def load(self) -> list[Record]:
         return load_episodes(self.path) if self.path.exists() else []
@@ -149,7 +175,9 @@ class TrajectoryBank:
     def _write(self, records: list[Record], meta: dict[str, Any]) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         temp = self.path.with_suffix(".tmp.npz")
-        save_episodes(temp, [e for e, _, _ in records], [f for _, f, _ in records], [s for _, _, s in records])
+        save_episodes(
+            temp, [e for e, _, _ in records], [f for _, f, _ in records], [s for _, _, s in records]
+        )
         os.replace(temp, self.path)
         meta_temp = self.meta_path.with_suffix(".json.tmp")
         meta_temp.write_text(json.dumps(meta))
@@ -180,16 +208,20 @@ def _biased_policies(space: gym.Space, seed: int) -> list[tuple[str, Policy]]:
     """Random actions pulled towards one action (discrete) or one end of the box (continuous)."""
     rng = np.random.default_rng(seed)
     if isinstance(space, gym.spaces.Discrete) and int(space.n) <= 4:
-        policies = []
-        for preferred in range(int(space.n)):
-            def act(obs: np.ndarray, a: int = preferred) -> np.ndarray:
-                choice = rng.integers(0, int(space.n), len(obs))
-                return np.where(rng.random(len(obs)) < 0.7, a, choice)
+        n = int(space.n)
 
-            policies.append((f"biased_{preferred}", act))
-        return policies
+        def prefer(a: int) -> Policy:
+            def act(obs: np.ndarray) -> np.ndarray:
+                return np.where(rng.random(len(obs)) < 0.7, a, rng.integers(0, n, len(obs)))
+
+            return act
+
+        return [(f"biased_{a}", prefer(a)) for a in range(n)]
     if isinstance(space, gym.spaces.Box):
-        low, high = np.asarray(space.low, dtype=np.float64), np.asarray(space.high, dtype=np.float64)
+        low, high = (
+            np.asarray(space.low, dtype=np.float64),
+            np.asarray(space.high, dtype=np.float64),
+        )
         low, high = np.clip(low, -10, 10), np.clip(high, -10, 10)
 
         def towards(target: np.ndarray) -> Policy:
@@ -199,7 +231,11 @@ def _biased_policies(space: gym.Space, seed: int) -> list[tuple[str, Policy]]:
 
             return act
 
-        return [("biased_low", towards(low)), ("biased_high", towards(high)), ("still", towards((low + high) / 2))]
+        return [
+            ("biased_low", towards(low)),
+            ("biased_high", towards(high)),
+            ("still", towards((low + high) / 2)),
+        ]
     return []
 
 
@@ -208,7 +244,9 @@ def _linear_policy(space: gym.Space, obs_dim: int, seed: int) -> Policy:
     rng = np.random.default_rng(seed)
     if isinstance(space, gym.spaces.Discrete):
         weights = rng.normal(size=(obs_dim, int(space.n)))
-        return lambda obs: np.argmax(np.asarray(obs, dtype=np.float64).reshape(len(obs), -1) @ weights, axis=1)
+        return lambda obs: np.argmax(
+            np.asarray(obs, dtype=np.float64).reshape(len(obs), -1) @ weights, axis=1
+        )
     assert isinstance(space, gym.spaces.Box)
     low, high = space.low, space.high
     weights = rng.normal(size=(obs_dim, int(np.prod(space.shape)))) / np.sqrt(obs_dim)
@@ -222,7 +260,9 @@ def _linear_policy(space: gym.Space, obs_dim: int, seed: int) -> Policy:
     return act
 
 
-def seed_policies(adapter: TaskAdapter, seed: int, n_linear: int = 8) -> list[tuple[str, Policy, int]]:
+def seed_policies(
+    adapter: TaskAdapter, seed: int, n_linear: int = 8
+) -> list[tuple[str, Policy, int]]:
     """(name, policy, episodes) for the seed rollouts of a task."""
     env = adapter.make_env()
     space, obs_space = env.action_space, env.observation_space
@@ -232,14 +272,22 @@ def seed_policies(adapter: TaskAdapter, seed: int, n_linear: int = 8) -> list[tu
         ("sticky", _sticky_policy(space, seed + 1), 4),
     ]
     policies += [(name, policy, 3) for name, policy in _biased_policies(space, seed + 2)]
-    if isinstance(obs_space, gym.spaces.Box) and isinstance(space, gym.spaces.Discrete | gym.spaces.Box):
+    if isinstance(obs_space, gym.spaces.Box) and isinstance(
+        space, gym.spaces.Discrete | gym.spaces.Box
+    ):
         obs_dim = int(np.prod(obs_space.shape))
-        policies += [(f"linear_{i}", _linear_policy(space, obs_dim, seed + 100 + i), 2) for i in range(n_linear)]
+        policies += [
+            (f"linear_{i}", _linear_policy(space, obs_dim, seed + 100 + i), 2)
+            for i in range(n_linear)
+        ]
     return policies
 
 
 def seed_bank(
-    adapter: TaskAdapter, bank: TrajectoryBank, seed: int = 0, progress: Callable[[str], None] | None = None
+    adapter: TaskAdapter,
+    bank: TrajectoryBank,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
 ) -> BankInfo:
     """Fill an empty bank from cheap seed rollouts; a bank that exists is left as it is."""
     if bank.exists():
@@ -254,7 +302,8 @@ def seed_bank(
     if progress is not None:
         fitness = [f for _, f, _ in records]
         progress(
-            f"trajectory bank: {len(records)} seed episodes, fitness {min(fitness):.4g} to {max(fitness):.4g}"
+            f"trajectory bank: {len(records)} seed episodes, "
+            f"fitness {min(fitness):.4g} to {max(fitness):.4g}"
         )
     return bank.info()
 

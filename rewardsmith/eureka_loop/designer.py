@@ -11,7 +11,12 @@ import gymnasium as gym
 from langgraph.runtime import Runtime
 
 from rewardsmith.eureka_loop.extract import ExtractError, extract_code
-from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMCall, LLMUnavailableError, prompt_hash
+from rewardsmith.eureka_loop.llm import (
+    BudgetExceededError,
+    LLMCall,
+    LLMUnavailableError,
+    prompt_hash,
+)
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import ErrorCategory

@@ -15,16 +15,21 @@ told to the designer. A flag is a suspicion for a person or the designer to weig
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from rewardsmith.eureka_loop.state import candidate_key
 
 FLAG = "reward_hacking_suspect"
 BANK_CORRELATION = -0.3  # per-step reward vs fitness, Spearman, over the bank
 TRAIN_CORRELATION = -0.5  # reward return vs fitness, Spearman, over the checkpoints
 FITNESS_DROP = 0.25  # of the fitness range over training: a fall after the peak that counts
-RETURN_RISE = 0.10  # of the return range over training: a rise after the fitness peak that counts
+RETURN_RISE = 0.02  # of the return range over training: a rise after the fitness peak that counts
 MIN_CHECKPOINTS = 4
+REFERENCE_MARGIN = 0.3  # below the environment's own reward's correlation, where that is lower
 
 
 def ranks(values: np.ndarray) -> np.ndarray:
@@ -52,11 +57,24 @@ def spearman(a: np.ndarray | list[float], b: np.ndarray | list[float]) -> float 
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
-def bank_signals(fitness: np.ndarray, returns: np.ndarray, per_step: np.ndarray) -> dict[str, Any]:
-    """How the reward pays across the bank's fitness range; `suspect` with reasons."""
+def bank_signals(
+    fitness: np.ndarray,
+    returns: np.ndarray,
+    per_step: np.ndarray,
+    reference_per_step: np.ndarray | None = None,
+) -> dict[str, Any]:
+    """How the reward pays across the bank's fitness range; `suspect` with reasons.
+
+    `reference_per_step` is the environment's own reward per step: on tasks where even that pays
+    more per step in low-fitness episodes (MountainCar's energy cost), a candidate is flagged only
+    when it is clearly worse than the reference.
+    """
     record: dict[str, Any] = {
         "return_fitness_corr": spearman(returns, fitness),
         "per_step_fitness_corr": spearman(per_step, fitness),
+        "reference_per_step_fitness_corr": spearman(reference_per_step, fitness)
+        if reference_per_step is not None
+        else None,
         "suspect": False,
         "reasons": [],
     }
@@ -66,25 +84,35 @@ def bank_signals(fitness: np.ndarray, returns: np.ndarray, per_step: np.ndarray)
         low, high = order[:third], order[-third:]
         record["per_step_low_fitness"] = float(np.mean(per_step[low]))
         record["per_step_high_fitness"] = float(np.mean(per_step[high]))
+    bar = BANK_CORRELATION
+    if record["reference_per_step_fitness_corr"] is not None:
+        bar = min(bar, record["reference_per_step_fitness_corr"] - REFERENCE_MARGIN)
     corr = record["per_step_fitness_corr"]
-    if corr is not None and corr < BANK_CORRELATION and record.get("per_step_low_fitness", 0.0) > record.get("per_step_high_fitness", 0.0):
+    pays_low = record.get("per_step_low_fitness", 0.0) > record.get("per_step_high_fitness", 0.0)
+    if corr is not None and corr < bar and pays_low:
         record["suspect"] = True
         record["reasons"].append(
             f"on the trajectory bank it pays most per step in the low-fitness episodes "
             f"(mean {record['per_step_low_fitness']:.3g} per step in the worst third vs "
-            f"{record['per_step_high_fitness']:.3g} in the best third; rank correlation with fitness {corr:+.2f})"
+            f"{record['per_step_high_fitness']:.3g} in the best third; rank correlation with "
+            f"fitness {corr:+.2f})"
         )
-    corr = record["return_fitness_corr"]
-    if corr is not None and corr < BANK_CORRELATION:
-        record["suspect"] = True
-        record["reasons"].append(f"its episode returns on the trajectory bank fall as fitness rises (rank correlation {corr:+.2f})")
     return record
 
 
 def training_signals(checkpoints: list[dict[str, Any]]) -> dict[str, Any]:
     """Whether the reward return rose while fitness fell over training; `suspect` with reasons."""
-    points = [c for c in checkpoints if c.get("reward_return") is not None and c.get("fitness") is not None]
-    record: dict[str, Any] = {"checkpoints": len(points), "reward_fitness_corr": None, "suspect": False, "reasons": []}
+    points = [
+        c
+        for c in checkpoints
+        if c.get("reward_return") is not None and c.get("fitness") is not None
+    ]
+    record: dict[str, Any] = {
+        "checkpoints": len(points),
+        "reward_fitness_corr": None,
+        "suspect": False,
+        "reasons": [],
+    }
     if len(points) < MIN_CHECKPOINTS:
         return record
     ret = np.array([c["reward_return"] for c in points], dtype=np.float64)
@@ -104,15 +132,23 @@ def training_signals(checkpoints: list[dict[str, Any]]) -> dict[str, Any]:
         if meaningful and fell > FITNESS_DROP * fit_range and rose > RETURN_RISE * ret_range:
             record["suspect"] = True
             record["reasons"].append(
-                f"over training its return rose from {ret[peak]:.4g} to {ret_end:.4g} after the fitness peak "
+                f"over training its return rose from {ret[peak]:.4g} to {ret_end:.4g} after the "
+                "fitness peak "
                 f"({fit[peak]:.4g} at checkpoint {peak + 1}) while fitness fell to {fit_end:.4g}"
             )
     rising = (record["reward_trend"] or 0.0) > 0.5
     falling = (record["fitness_trend"] or 0.0) < -0.3
-    if not record["suspect"] and corr is not None and corr < TRAIN_CORRELATION and rising and falling:
+    if (
+        not record["suspect"]
+        and corr is not None
+        and corr < TRAIN_CORRELATION
+        and rising
+        and falling
+    ):
         record["suspect"] = True
         record["reasons"].append(
-            f"over training its return rose while fitness fell (rank correlation {corr:+.2f} over {len(points)} checkpoints)"
+            f"over training its return rose while fitness fell (rank correlation {corr:+.2f} "
+            f"over {len(points)} checkpoints)"
         )
     return record
 
@@ -120,4 +156,37 @@ def training_signals(checkpoints: list[dict[str, Any]]) -> dict[str, Any]:
 def combine(bank: dict[str, Any] | None, training: dict[str, Any] | None) -> dict[str, Any]:
     """One flag record for a candidate: `suspect`, the reasons, and both views' numbers."""
     reasons = [*(bank or {}).get("reasons", []), *(training or {}).get("reasons", [])]
-    return {"flag": FLAG if reasons else None, "suspect": bool(reasons), "reasons": reasons, "bank": bank, "training": training}
+    return {
+        "flag": FLAG if reasons else None,
+        "suspect": bool(reasons),
+        "reasons": reasons,
+        "bank": bank,
+        "training": training,
+    }
+
+
+def hacking_suspects(run_path: Path) -> list[dict[str, Any]]:
+    """Every flagged candidate of the run: trained ones from their analysis, and the ones the
+    preference check rejected whose bank scores were already suspect."""
+    suspects = []
+    for cand_dir in sorted(run_path.glob("round_*/cand_*")):
+        round_, idx = int(cand_dir.parent.name[6:]), int(cand_dir.name[5:])
+        analysis, pref = cand_dir / "analysis.json", cand_dir / "preference.json"
+        reasons: list[str] = []
+        trained = analysis.exists()
+        if trained:
+            reasons = (json.loads(analysis.read_text()).get("hacking") or {}).get("reasons", [])
+        elif pref.exists():
+            record = json.loads(pref.read_text())
+            if not record.get("passed", True):
+                reasons = (record.get("hacking") or {}).get("reasons", [])
+        if reasons:
+            suspects.append(
+                {
+                    "candidate": candidate_key(round_, idx),
+                    "flag": FLAG,
+                    "trained": trained,
+                    "reasons": reasons,
+                }
+            )
+    return suspects

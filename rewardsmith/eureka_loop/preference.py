@@ -5,19 +5,26 @@ candidate that passed the critic scores the run's trajectory bank in the sandbox
 (`sandbox.score`); the orchestrator then compares the order of the returns with the order of the
 task's fitness, which no reward can see:
 
-- pairwise agreement: over the pairs of episodes whose fitness differs *clearly* (by more than
-  `CLEAR_FRACTION` of the bank's fitness standard deviation), the share the reward orders the same
-  way (ties count half, as in Kendall's tau). 0.5 is chance; 1.0 is fitness's own order.
-- where the task has a success notion, TPE: the share of successful episodes whose return beats
-  the best clearly-failed episode (CARD's rule; CARD's per-step variant is recorded too).
+- the score: pairwise agreement over the pairs of episodes whose fitness differs *clearly* (by more
+  than `CLEAR_FRACTION` of the bank's fitness standard deviation), the share the reward orders the
+  same way (ties count half, as in Kendall's tau); 0.5 is chance, 1.0 is fitness's own order.
+  Episodes are compared by their *discounted* return from the first step, with the learner's own
+  gamma, because that is what RL maximises: it ranks a `+1 per step` reward by length (it has no
+  per-step signal at all), gives a `-1 on failure` reward credit for failing later, and sees that a
+  reward paying a lot for spinning the pole before it falls beats one paying a little for a long
+  calm balance (docs/benchmarks.md has the measurements behind this choice);
+- where the task has a success notion, TPE: the share of successful episodes whose undiscounted
+  return beats the clearly failed episodes' (CARD's rule, against their 90th percentile rather
+  than their maximum so that two odd episodes cannot decide; CARD's exact rule, and its per-step
+  variant, are recorded). Undiscounted, because discounted returns of long episodes saturate.
 
-The return (the undiscounted sum of the per-step total) is what the check ranks by, because it is
-what RL maximises: a `+1 per step` reward has no per-step signal at all, yet on CartPole it orders
-episodes exactly as fitness does. Per-step means are recorded as a diagnostic and feed the
-reward-hacking flag (`hacking.py`).
+The bar is relative to the task: the environment's own reward (recorded in the bank, so no code
+runs to score it) is assessed the same way, and the threshold drops to its agreement minus
+`REFERENCE_SLACK` where the fitness orders episodes differently from any sensible reward (on
+MountainCar the shipped reward pays for saving energy, fitness only for height; agreement 0.37).
 
-A candidate below the threshold is rejected with `preference_rejected` and never trained; its
-feedback names the pairs it mis-ranks with short summaries of those episodes. When the bank cannot
+A candidate below the bar is rejected with `preference_rejected` and never trained; its feedback
+names the pairs it mis-ranks with short summaries of those episodes. When the bank cannot
 discriminate (too few clearly ordered pairs), the candidate passes and the record says so.
 """
 
@@ -32,9 +39,14 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from rewardsmith.envs.adapter import Episode
-from rewardsmith.eureka_loop.bank import Record, TrajectoryBank, bank_for, seed_bank
-from rewardsmith.eureka_loop.hacking import bank_signals
+from rewardsmith.eureka_loop.bank import (
+    Record,
+    TrajectoryBank,
+    bank_for,
+    episode_features,
+    seed_bank,
+)
+from rewardsmith.eureka_loop.hacking import bank_signals, hacking_suspects
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import ErrorCategory
@@ -47,11 +59,40 @@ FEEDBACK_FILE = "preference_feedback.md"
 SCORE_LIMITS = Limits(wall_s=120.0, memory_mb=4096)
 CLEAR_FRACTION = 0.25  # of the bank's fitness std: closer pairs are not "clearly" ordered
 MIN_CLEAR_PAIRS = 20  # fewer than this and the bank cannot discriminate: pass, never guess
-MIN_EPISODES = 6  # ... nor when the clear pairs involve fewer distinct episodes than this
+MIN_SIDE = 4  # ... nor unless this many distinct episodes are the better, and the worse, of a pair
 MIN_TPE_EPISODES = 3  # successes and clear failures each needed before TPE counts
 TPE_THRESHOLD = 0.5
+TPE_QUANTILE = 0.9  # the decision's TPE beats 90% of the clear failures, CARD's beats all of them
+REFERENCE_SLACK = 0.15  # how far below the environment's own reward a candidate may score
+DEFAULT_GAMMA = 0.99  # Stable-Baselines3's default for PPO and SAC
 PAIRS_SHOWN = 3
 FIELDS_SHOWN = 3
+
+
+@dataclass
+class Scores:
+    """One reward's per-episode numbers on the bank (a candidate's, or the environment's own)."""
+
+    discounted: np.ndarray
+    returns: np.ndarray
+    per_step: np.ndarray
+
+    @classmethod
+    def from_env_rewards(cls, records: list[Record], gamma: float) -> Scores:
+        """The environment's own reward, from the rewards recorded with each episode."""
+        discounted, returns, per_step = [], [], []
+        for episode, _, _ in records:
+            rewards = episode.env_rewards
+            discounted.append(float(np.sum(rewards * gamma ** np.arange(len(rewards)))))
+            returns.append(float(np.sum(rewards)))
+            per_step.append(float(np.mean(rewards)) if len(rewards) else 0.0)
+        return cls(np.array(discounted), np.array(returns), np.array(per_step))
+
+    @classmethod
+    def from_bank_scores(cls, scores: BankScores) -> Scores:
+        return cls(
+            np.asarray(scores.discounted), np.asarray(scores.returns), np.asarray(scores.per_step)
+        )
 
 
 @dataclass
@@ -59,15 +100,18 @@ class Assessment:
     """The check's numbers and verdict for one candidate, as stored in preference.json."""
 
     score: float | None
-    pairwise: float | None
+    pairwise_return: float | None
     pairwise_per_step: float | None
     tpe: float | None
-    tpe_per_step: float | None
+    tpe_card: float | None
+    tpe_card_per_step: float | None
     n_pairs: int
     margin: float
     discriminating: bool
+    threshold: float
     passed: bool
     reason: str
+    reference: dict[str, float | None] = field(default_factory=dict)
     mis_ranked: list[tuple[int, int]] = field(default_factory=list)
 
 
@@ -92,11 +136,18 @@ def agreement(values: np.ndarray, better: np.ndarray, worse: np.ndarray) -> floa
     return float(np.mean(agree))
 
 
-def tpe_share(values: np.ndarray, fitness: np.ndarray, success: np.ndarray, margin: float) -> float | None:
-    """CARD's rule: the share of successful episodes whose value beats every clear failure's.
+def tpe_share(
+    values: np.ndarray,
+    fitness: np.ndarray,
+    success: np.ndarray,
+    margin: float,
+    quantile: float = 1.0,
+) -> float | None:
+    """CARD's rule: the share of successful episodes whose value beats the best clear failure's.
 
     Failures within `margin` of the worst success are left out: a 499-step CartPole episode is not
-    clearly worse than a 500-step one, and one near-miss should not decide the verdict.
+    clearly worse than a 500-step one. `quantile` < 1 beats that quantile of the failures instead
+    of their maximum, so one or two odd failed episodes cannot decide the verdict alone.
     """
     wins = success == 1
     if wins.sum() < MIN_TPE_EPISODES:
@@ -105,115 +156,169 @@ def tpe_share(values: np.ndarray, fitness: np.ndarray, success: np.ndarray, marg
     failed = (success == 0) & (fitness < floor - margin)
     if failed.sum() < MIN_TPE_EPISODES:
         return None
-    return float(np.mean(values[wins] > np.max(values[failed])))
+    return float(np.mean(values[wins] > np.quantile(values[failed], quantile)))
 
 
 def assess(
     fitness: np.ndarray,
     success: np.ndarray,
-    returns: np.ndarray,
-    per_step: np.ndarray,
+    scores: Scores,
     threshold: float,
+    reference: Scores | None = None,
 ) -> Assessment:
     """Compare the reward's order of the bank with fitness's; pass unless it clearly disagrees."""
     better, worse, margin = clear_pairs(fitness)
-    involved = len(np.union1d(better, worse))
-    pairwise = agreement(returns, better, worse)
+    sides = min(len(np.unique(better)), len(np.unique(worse)))
+    score = agreement(scores.discounted, better, worse)
+    ref: dict[str, float | None] = {}
+    bar, tpe_counts = threshold, True
+    if reference is not None:
+        ref = {
+            "score": agreement(reference.discounted, better, worse),
+            "tpe": tpe_share(reference.returns, fitness, success, margin, TPE_QUANTILE),
+        }
+        if ref["score"] is not None:
+            bar = min(threshold, ref["score"] - REFERENCE_SLACK)
+        tpe_counts = ref["tpe"] is None or ref["tpe"] >= TPE_THRESHOLD
     result = Assessment(
-        score=pairwise,
-        pairwise=pairwise,
-        pairwise_per_step=agreement(per_step, better, worse),
-        tpe=tpe_share(returns, fitness, success, margin),
-        tpe_per_step=tpe_share(per_step, fitness, success, margin),
+        score=score,
+        pairwise_return=agreement(scores.returns, better, worse),
+        pairwise_per_step=agreement(scores.per_step, better, worse),
+        tpe=tpe_share(scores.returns, fitness, success, margin, TPE_QUANTILE),
+        tpe_card=tpe_share(scores.returns, fitness, success, margin),
+        tpe_card_per_step=tpe_share(scores.per_step, fitness, success, margin),
         n_pairs=len(better),
         margin=margin,
-        discriminating=len(better) >= MIN_CLEAR_PAIRS and involved >= MIN_EPISODES,
+        discriminating=len(better) >= MIN_CLEAR_PAIRS and sides >= MIN_SIDE,
+        threshold=bar,
         passed=True,
         reason="",
+        reference=ref,
     )
-    if not result.discriminating or pairwise is None:
+    if not result.discriminating or score is None:
         result.reason = (
-            f"the bank cannot discriminate: {len(better)} clearly ordered pairs over {involved} episodes "
-            f"(at least {MIN_CLEAR_PAIRS} pairs over {MIN_EPISODES} episodes are needed); passed unchecked"
+            f"the bank cannot discriminate: {len(better)} clearly ordered pairs, with "
+            f"{len(np.unique(better))} distinct better and {len(np.unique(worse))} distinct worse "
+            f"episodes (at least {MIN_CLEAR_PAIRS} pairs and {MIN_SIDE} of each are needed); "
+            "passed unchecked"
         )
         return result
     failures = []
-    if pairwise < threshold:
-        failures.append(f"pairwise agreement {pairwise:.2f} < {threshold:.2f} on {len(better)} clearly ordered pairs")
-    if result.tpe is not None and result.tpe < TPE_THRESHOLD:
-        failures.append(f"only {result.tpe:.0%} of successful episodes out-earn every clearly failed one (TPE < {TPE_THRESHOLD:.0%})")
+    lowered = ""
+    if bar < threshold:
+        lowered = (
+            f", lowered from {threshold:.0%} as the environment's own reward scores "
+            f"{ref['score']:.0%}"
+        )
+    if score < bar:
+        failures.append(
+            f"its returns agree with fitness on {score:.0%} of {len(better)} clearly ordered pairs "
+            f"of episodes (at least {bar:.0%} needed{lowered})"
+        )
+    if tpe_counts and result.tpe is not None and result.tpe < TPE_THRESHOLD:
+        failures.append(
+            f"only {result.tpe:.0%} of the successful episodes earn more than "
+            f"{TPE_QUANTILE:.0%} of the "
+            f"clearly failed ones (at least {TPE_THRESHOLD:.0%} needed)"
+        )
     result.passed = not failures
-    result.reason = "; ".join(failures) if failures else (
-        f"pairwise agreement {pairwise:.2f} >= {threshold:.2f} on {len(better)} clearly ordered pairs"
-        + (f"; TPE {result.tpe:.2f}" if result.tpe is not None else "")
+    result.reason = (
+        "; ".join(failures)
+        if failures
+        else (
+            f"its returns agree with fitness on {score:.0%} of {len(better)} clearly ordered pairs "
+            f"(bar {bar:.0%}{lowered})"
+            + (f"; TPE {result.tpe:.2f}" if result.tpe is not None else "")
+        )
     )
-    # The worst mistakes first: clear pairs ordered backwards, largest fitness gap first.
-    wrong = np.flatnonzero(returns[better] < returns[worse])
+    result.mis_ranked = worst_pairs(fitness, scores.discounted, better, worse)
+    return result
+
+
+def worst_pairs(
+    fitness: np.ndarray, values: np.ndarray, better: np.ndarray, worse: np.ndarray
+) -> list[tuple[int, int]]:
+    """The most telling mistakes: pairs ordered backwards (or tied), largest fitness gap first,
+    each episode once."""
+    tol = 1e-9 * max(float(np.max(np.abs(values))), 1e-12) if len(values) else 0.0
+    wrong = np.flatnonzero(values[better] <= values[worse] + tol)
     wrong = wrong[np.argsort(-(fitness[better[wrong]] - fitness[worse[wrong]]), kind="stable")]
     chosen: list[tuple[int, int]] = []
     used: set[int] = set()
     for k in wrong:
         b, w = int(better[k]), int(worse[k])
         if b in used or w in used:
-            continue  # distinct episodes make more instructive examples
+            continue
         chosen.append((b, w))
         used.update((b, w))
         if len(chosen) == PAIRS_SHOWN:
             break
-    result.mis_ranked = chosen
-    return result
+    return chosen
 
 
 # --- feedback --------------------------------------------------------------------------------
 
 
-def _field_means(episode: Episode) -> dict[str, float]:
-    means = {}
-    for name, values in episode.states.items():
-        rows = values[1:] if len(values) > 1 else values
-        means[name] = float(np.mean(np.linalg.norm(rows, axis=1) if rows.ndim > 1 else rows))
-    return means
-
-
 def episode_summary(
-    record: Record, scores: BankScores, index: int, fields: list[str], source: str
+    record: Record,
+    scores: BankScores,
+    index: int,
+    features: dict[str, np.ndarray],
+    fields: list[str],
+    source: str,
 ) -> dict[str, Any]:
     """A few numbers that let the designer picture an episode."""
     episode, fitness, success = record
-    means = _field_means(episode)
     components = sorted(scores.components.items(), key=lambda kv: -abs(kv[1][index]))[:3]
     return {
         "source": source,
         "length": episode.length,
-        "ended": "terminated" if episode.terminated else ("truncated (time limit)" if episode.truncated else "cut off"),
+        "ended": "terminated" if episode.terminated else "time limit",
         "fitness": fitness,
         "success": success,
-        "fields": {name: means[name] for name in fields if name in means},
+        "fields": {name: float(features[name][index]) for name in fields},
         "reward_return": scores.returns[index],
+        "reward_discounted": scores.discounted[index],
         "reward_per_step": scores.per_step[index],
         "components": {name: values[index] for name, values in components},
     }
 
 
-def telling_fields(records: list[Record], pairs: list[tuple[int, int]], limit: int = FIELDS_SHOWN) -> list[str]:
+def telling_fields(
+    features: dict[str, np.ndarray], pairs: list[tuple[int, int]], limit: int = FIELDS_SHOWN
+) -> list[str]:
     """The fields whose episode means differ most (in bank standard deviations) across the pairs."""
     if not pairs:
         return []
-    means = [_field_means(r[0]) for r in records]
-    names = list(means[0])
-    spread = {n: float(np.std([m[n] for m in means])) or 1.0 for n in names}
-    gaps = {n: float(np.mean([abs(means[b][n] - means[w][n]) for b, w in pairs])) / spread[n] for n in names}
-    return sorted(names, key=lambda n: -gaps[n])[:limit]
+    gaps = {
+        name: float(np.mean([abs(values[b] - values[w]) for b, w in pairs]))
+        / (float(np.std(values)) or 1.0)
+        for name, values in features.items()
+    }
+    chosen: list[str] = []
+    for name in sorted(gaps, key=lambda n: -gaps[n]):
+        base = name.strip("|")
+        if all(c.strip("|") != base for c in chosen):  # a field or its magnitude, not both
+            chosen.append(name)
+    return chosen[:limit]
 
 
 def feedback_text(
-    assessment: Assessment, records: list[Record], scores: BankScores, sources: list[str], fitness_description: str
+    assessment: Assessment,
+    records: list[Record],
+    scores: BankScores,
+    sources: list[str],
+    code: str,
+    fitness_description: str,
+    gamma: float,
 ) -> str:
-    fields = telling_fields(records, assessment.mis_ranked)
+    """The designer's feedback for a rejected candidate: the verdict and the pairs it got wrong."""
+    features = episode_features(records)
+    fields = telling_fields(features, assessment.mis_ranked)
     pairs = [
         {
-            "better": episode_summary(records[b], scores, b, fields, sources[b]),
-            "worse": episode_summary(records[w], scores, w, fields, sources[w]),
+            "better": episode_summary(records[b], scores, b, features, fields, sources[b]),
+            "worse": episode_summary(records[w], scores, w, features, fields, sources[w]),
         }
         for b, w in assessment.mis_ranked
     ]
@@ -221,6 +326,8 @@ def feedback_text(
         "preference_feedback",
         assessment=asdict(assessment),
         pairs=pairs,
+        code=code,
+        gamma=gamma,
         fitness_description=fitness_description,
         n_episodes=len(records),
     )
@@ -234,63 +341,141 @@ def preference_totals(run_path: Path) -> dict[str, Any]:
 
     Read from disk rather than accumulated, so a resumed run counts every check exactly once.
     """
-    totals = {"checks": 0, "rejected": 0, "passed_unchecked": 0, "steps_saved": 0, "check_wall_s": 0.0}
+    totals = {
+        "checks": 0,
+        "rejected": 0,
+        "passed_unchecked": 0,
+        "steps_saved": 0,
+        "check_wall_s": 0.0,
+    }
     for path in sorted(run_path.glob("round_*/cand_*/" + PREFERENCE_FILE)):
         record = json.loads(path.read_text())
         totals["checks"] += 1
         totals["rejected"] += int(not record["passed"])
-        totals["passed_unchecked"] += int(record["passed"] and not record.get("discriminating", True))
+        totals["passed_unchecked"] += int(
+            record["passed"] and not record.get("discriminating", True)
+        )
         totals["steps_saved"] += int(record.get("steps_saved", 0))
         totals["check_wall_s"] += float(record.get("wall_s", 0.0))
     totals["check_wall_s"] = round(totals["check_wall_s"], 2)
     return totals
 
 
+@dataclass
+class BankView:
+    """The bank as one node invocation sees it: loaded once, shared by the parallel checks."""
+
+    bank: TrajectoryBank
+    records: list[Record]
+    sources: list[str]
+    fitness: np.ndarray
+    success: np.ndarray
+    reference: Scores
+    gamma: float
+
+    @classmethod
+    def load(cls, bank: TrajectoryBank, gamma: float) -> BankView:
+        records = bank.load()
+        return cls(
+            bank=bank,
+            records=records,
+            sources=bank.info().sources,
+            fitness=np.array([f for _, f, _ in records], dtype=np.float64),
+            success=np.array([-1 if s is None else int(s) for _, _, s in records]),
+            reference=Scores.from_env_rewards(records, gamma),
+            gamma=gamma,
+        )
+
+
+def learner_gamma(ctx: Context) -> float:
+    """The discount the candidate would be trained with."""
+    job = make_job(ctx.adapter, steps=ctx.config.steps, seed=0, algo=ctx.config.algo)
+    return float(job.hyperparams.get("gamma", DEFAULT_GAMMA))
+
+
+def score_candidate(ctx: Context, cand_dir: Path, view: BankView) -> BankScores:
+    """Run the candidate's reward over the bank, in the sandbox."""
+    source = (cand_dir / "reward.py").read_text()
+    return score_bank(
+        source, cand_dir / "preference", view.bank.path, ctx.sandbox, SCORE_LIMITS, view.gamma
+    )
+
+
+def _reject(ctx: Context, summary: CandidateSummary, category: str, message: str) -> None:
+    round_, idx = summary["round"], summary["idx"]
+    summary["status"] = "rejected"
+    summary["category"] = category
+    summary["message"] = message
+    ctx.run.upsert_candidate(round_, idx, status="rejected", category=category, message=message)
+    ctx.reporter.candidate(round_, idx, "rejected", f"{category}: {message}")
+
+
 def check_candidate(
-    ctx: Context, summary: CandidateSummary, records: list[Record], sources: list[str], bank: TrajectoryBank, steps: int
+    ctx: Context, summary: CandidateSummary, view: BankView, steps: int
 ) -> CandidateSummary:
     """Score the bank with one candidate and decide; writes preference.json (and the feedback)."""
     summary = dict(summary)  # type: ignore[assignment]
     round_, idx = summary["round"], summary["idx"]
     cand_dir = ctx.run.candidate_dir(round_, idx)
-    scores = score_bank((cand_dir / "reward.py").read_text(), cand_dir / "preference", bank.path, ctx.sandbox, SCORE_LIMITS)
-    info = bank.info()
-    record: dict[str, Any] = {"bank_size": len(records), "bank_version": info.version, "wall_s": round(scores.wall_s, 3)}
+    scores = score_candidate(ctx, cand_dir, view)
+    record: dict[str, Any] = {
+        "bank_size": len(view.records),
+        "bank_version": view.bank.info().version,
+        "gamma": view.gamma,
+        "wall_s": round(scores.wall_s, 3),
+        "configured_threshold": ctx.config.preference_threshold,
+    }
     if not scores.ok:
         # The reward failed on real recorded states: it would fail the same way in training.
         assert scores.error is not None
         error = scores.error
-        record.update(passed=False, discriminating=True, category=error.category.value, message=error.message, steps_saved=steps)
+        record.update(
+            passed=False,
+            discriminating=True,
+            category=error.category.value,
+            message=error.message,
+            steps_saved=steps,
+        )
         ctx.run.write_candidate_file(round_, idx, PREFERENCE_FILE, record)
-        message = f"on the trajectory bank: {error}"
-        summary.update(status="rejected", category=error.category.value, message=message)
-        ctx.run.upsert_candidate(round_, idx, status="rejected", category=error.category.value, message=message)
-        ctx.reporter.candidate(round_, idx, "rejected", message)
+        _reject(ctx, summary, error.category.value, f"on the trajectory bank: {error}")
         return summary
-    fitness = np.array([f for _, f, _ in records], dtype=np.float64)
-    success = np.array([-1 if s is None else int(s) for _, _, s in records])
-    returns, per_step = np.asarray(scores.returns), np.asarray(scores.per_step)
-    result = assess(fitness, success, returns, per_step, ctx.config.preference_threshold)
+    candidate = Scores.from_bank_scores(scores)
+    result = assess(
+        view.fitness, view.success, candidate, ctx.config.preference_threshold, view.reference
+    )
     record.update(asdict(result))
-    record["threshold"] = ctx.config.preference_threshold
     record["steps_saved"] = 0 if result.passed else steps
-    record["hacking"] = bank_signals(fitness, returns, per_step)
+    record["hacking"] = bank_signals(
+        view.fitness, candidate.returns, candidate.per_step, view.reference.per_step
+    )
+    record["discounted"] = scores.discounted
     record["returns"] = scores.returns
     record["per_step"] = scores.per_step
     if result.passed:
         ctx.run.write_candidate_file(round_, idx, PREFERENCE_FILE, record)
-        note = f"preference {result.score:.2f}" if result.discriminating and result.score is not None else "preference: bank cannot discriminate"
+        note = (
+            f"preference {result.score:.2f} (bar {result.threshold:.2f})"
+            if result.discriminating and result.score is not None
+            else "preference: the bank cannot discriminate; passed unchecked"
+        )
         ctx.reporter.candidate(round_, idx, "accepted", note)
         return summary
-    text = feedback_text(result, records, scores, sources, ctx.adapter.fitness_description)
+    code = (cand_dir / "reward.py").read_text()
+    text = feedback_text(
+        result,
+        view.records,
+        scores,
+        view.sources,
+        code,
+        ctx.adapter.fitness_description,
+        view.gamma,
+    )
     ctx.run.write_candidate_file(round_, idx, FEEDBACK_FILE, text)
     record["category"] = ErrorCategory.PREFERENCE_REJECTED.value
     record["message"] = result.reason
     ctx.run.write_candidate_file(round_, idx, PREFERENCE_FILE, record)
     message = f"{result.reason}; not trained ({steps:,} steps saved)"
-    summary.update(status="rejected", category=ErrorCategory.PREFERENCE_REJECTED.value, message=message)
-    ctx.run.upsert_candidate(round_, idx, status="rejected", category=ErrorCategory.PREFERENCE_REJECTED.value, message=message)
-    ctx.reporter.candidate(round_, idx, "rejected", f"preference_rejected: {message}")
+    _reject(ctx, summary, ErrorCategory.PREFERENCE_REJECTED.value, message)
     return summary
 
 
@@ -304,19 +489,22 @@ def preference_check(state: LoopState, runtime: Runtime[Context]) -> dict[str, A
         return {}
     bank = bank_for(ctx.run.path)
     seed_bank(ctx.adapter, bank, ctx.config.seed, ctx.reporter.message)
-    records, sources = bank.load(), bank.info().sources
+    view = BankView.load(bank, learner_gamma(ctx))
     steps = make_job(ctx.adapter, steps=ctx.config.steps, seed=0, algo=ctx.config.algo).steps
-    with ThreadPoolExecutor(max_workers=max(1, ctx.config.parallel), thread_name_prefix="preference") as pool:
+    workers = max(1, ctx.config.parallel)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="preference") as pool:
         checked = {
             (c["round"], c["idx"]): c
-            for c in pool.map(lambda c: check_candidate(ctx, c, records, sources, bank, steps), pending)
+            for c in pool.map(lambda c: check_candidate(ctx, c, view, steps), pending)
         }
     totals = preference_totals(ctx.run.path)
-    ctx.run.update_summary(preference=totals)
-    rejected = [candidate_key(k[0], k[1]) for k, c in checked.items() if c.get("status") == "rejected"]
+    ctx.run.update_summary(
+        preference=totals, reward_hacking_suspects=hacking_suspects(ctx.run.path)
+    )
+    rejected = [candidate_key(*key) for key, c in checked.items() if c.get("status") == "rejected"]
     if rejected:
         ctx.reporter.message(
-            f"preference check: {len(rejected)} of {len(pending)} rejected before training; "
-            f"{totals['steps_saved']:,} training steps saved so far"
+            f"preference check: {len(rejected)} of {len(pending)} rejected before training "
+            f"({', '.join(rejected)}); {totals['steps_saved']:,} training steps saved so far"
         )
     return {"candidates": [checked.get((c["round"], c["idx"]), c) for c in candidates]}

@@ -1,4 +1,4 @@
-"""A designer that replays a finished run's recorded replies, so a run can be re-executed with no LLM.
+"""A designer that serves a finished run's recorded replies, to re-execute the run with no LLM.
 
 `replay --rerun` builds every prompt afresh from the installed templates and the new run's own
 training results, then asks this designer for candidates. It serves the reply the source run
@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,7 +70,9 @@ class ReplayDesigner:
 
     def __init__(self, source: Run) -> None:
         self.source = source
-        self.name = f"replay of {source.run_id} ({source.info()['model']}; recorded replies, no LLM)"
+        self.name = (
+            f"replay of {source.run_id} ({source.info()['model']}; recorded replies, no LLM)"
+        )
         self.checks: list[PromptCheck] = []
         self._lock = threading.Lock()
 
@@ -80,13 +82,18 @@ class ReplayDesigner:
         proposals = []
         for key in keys:
             record = self.source.load_reply(key)
-            self._check(key, messages, self._recorded_prompt(key, record))
+            self.record(compare_prompts(key, self._recorded_prompt(key, record), messages))
             if record is None:
                 if ctx.budget is not None and (reason := ctx.budget.exceeded()):
                     raise BudgetExceededError(reason)  # where the source run stopped, too
+                status = self.source.status()
+                why = (
+                    "the rerun went somewhere the source run never did (see the fitness comparison)"
+                    if status == "finished"
+                    else f"the source run is {status} and never got this far"
+                )
                 raise ReplayDivergedError(
-                    f"the source run {self.source.run_id} has no reply for {key}: the rerun went "
-                    "somewhere the source run never did (see the fitness comparison)"
+                    f"the source run {self.source.run_id} has no reply for {key}: {why}"
                 )
             ctx.run.save_reply(key, record)  # the rerun's directory is complete on its own
             if ctx.budget is not None and "prompt_hash" in record:
@@ -107,33 +114,44 @@ class ReplayDesigner:
             return {"messages": record.get("messages", []), "prompt_hash": record["prompt_hash"]}
         return None
 
-    def _check(self, key: str, messages: list[Message], recorded: dict[str, Any] | None) -> None:
-        check = compare_prompts(key, recorded, messages)
+    def record(self, check: PromptCheck) -> None:
+        """Keep a prompt check (called from the loop's worker threads)."""
         with self._lock:
             self.checks.append(check)
 
 
 class ReplayLLM:
-    """Stands in for the LLM client of the other nodes (the critic's review) during a rerun.
+    """Stands in for the LLM client of the other nodes (critic review, analyzer summary) in a rerun.
 
-    Answers a prompt with the source run's recorded reply to the same prompt (by hash), at no cost;
-    a prompt the source never sent is reported as unavailable, which the review treats as a pass.
+    Answers a prompt with the source run's recorded reply to the same prompt (by hash), at no cost.
+    A prompt the source never sent is reported as unavailable, which those advisory calls skip.
     """
 
-    def __init__(self, source: Run, checks: list[PromptCheck]) -> None:
-        self.checks = checks
-        self._replies: dict[str, dict[str, Any]] = {}
+    def __init__(self, source: Run, record: Callable[[PromptCheck], None]) -> None:
+        self.record = record
+        self._replies: dict[str, tuple[str, dict[str, Any]]] = {}
         for path in sorted(source.llm_dir.glob("*.json")):
-            record = read_record(path)
-            if "prompt_hash" in record and "-design-" not in path.name:
-                self._replies[record["prompt_hash"]] = record
+            if _DESIGN_KEY.fullmatch(path.stem):
+                continue  # design replies are served by key, by the ReplayDesigner
+            reply = read_record(path)
+            if "prompt_hash" in reply:
+                self._replies[reply["prompt_hash"]] = (path.stem, reply)
 
     def complete(self, messages: Sequence[Message], *, check_budget: bool = True) -> LLMCall:
         digest = prompt_hash(messages)
-        record = self._replies.get(digest)
-        if record is None:
-            self.checks.append(PromptCheck("review", None, digest, "the source run never sent it"))
+        found = self._replies.get(digest)
+        if found is None:
+            self.record(
+                PromptCheck(
+                    "an LLM call the source run never made (critic review or analyzer summary)",
+                    None,
+                    digest,
+                    "the source run recorded no such prompt",
+                )
+            )
             raise LLMUnavailableError("the source run recorded no reply to this prompt")
+        key, record = found
+        self.record(PromptCheck(key, digest, digest))
         call = LLMCall.from_dict(record)
         call.prompt_tokens = call.completion_tokens = 0
         call.cost_usd, call.latency_s, call.attempts = 0.0, 0.0, 0

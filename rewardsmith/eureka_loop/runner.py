@@ -20,9 +20,9 @@ TASK_COPY = "task.toml"
 
 
 def _context(run: Run, config: LoopConfig, reporter: Reporter, replay: tuple[Designer, Any] | None = None) -> Context:
+    from rewardsmith.eureka_loop.bank import bank_for, seed_bank
     from rewardsmith.eureka_loop.llm import Budget, LLMCall, LLMClient, LLMConfig
     from rewardsmith.sandbox.backends import choose_sandbox
-    from rewardsmith.eureka_loop.bank import bank_for, seed_bank
     from rewardsmith.sandbox.smoke import record_states
 
     task_file = run.path / TASK_COPY if config.task_file else None

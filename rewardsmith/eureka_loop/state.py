@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from rewardsmith.sandbox.training import Sandbox
 
 
+# The preference check's bar: pairwise agreement of a candidate's discounted returns with fitness
+# below which it is rejected untrained (lowered per task where the environment's own reward scores
+# lower). Chosen from the measurements in docs/benchmarks.md (preference ablation).
+DEFAULT_PREFERENCE_THRESHOLD = 0.8
+
+
 @dataclass
 class LoopConfig:
     """What the user asked for; stored in run.json so `resume` rebuilds the same loop."""
@@ -43,9 +49,7 @@ class LoopConfig:
     train_timeout_s: float = 3600.0
     temperature: float = 1.0
     preference_check: bool = True
-    # Pairwise agreement below which a candidate is rejected untrained; chosen from the
-    # measurements in docs/benchmarks.md (preference ablation).
-    preference_threshold: float = 0.6
+    preference_threshold: float = DEFAULT_PREFERENCE_THRESHOLD
     analyzer_llm: bool = False
 
     def to_dict(self) -> dict[str, Any]:

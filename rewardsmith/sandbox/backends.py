@@ -1,11 +1,23 @@
-"""Choosing a sandbox backend: `auto` prefers Docker when its engine and image are ready."""
+"""Choosing a sandbox backend: `auto` prefers Docker when its engine and image are ready.
+
+Also what `rewardsmith doctor` reports: for each backend, whether it is usable here, which of its
+isolation layers this machine provides, and (optionally) what a live worker actually sees.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.executor import Limits, ProcessSandbox
 from rewardsmith.sandbox.training import Sandbox
+
+PROBE_MODULE = "rewardsmith.sandbox.docker.probe"
 
 
 @dataclass
@@ -33,3 +45,93 @@ def choose_sandbox(name: str = "auto") -> ChosenSandbox:
         return ChosenSandbox(process, f"Docker not usable: {why}; {process.isolation()}")
     process = ProcessSandbox()
     return ChosenSandbox(process, process.isolation())
+
+
+@dataclass
+class BackendStatus:
+    """One backend as `doctor` shows it."""
+
+    name: str
+    usable: bool
+    summary: str
+    layers: dict[str, str] = field(default_factory=dict)
+    live: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "usable": self.usable,
+            "summary": self.summary,
+            "layers": self.layers,
+            "live": self.live,
+        }
+
+
+def _bwrap_version(path: str) -> str:
+    try:
+        return subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "version unknown"
+
+
+def process_status() -> BackendStatus:
+    """The process backend is always usable; what varies is how much isolation it gets here."""
+    from rewardsmith.sandbox.cgroup import RunCgroup
+
+    sandbox = ProcessSandbox()
+    cgroup = RunCgroup.create(8, None)
+    if cgroup is not None:
+        cgroup.remove()
+    bwrap = sandbox.bwrap
+    layers = {
+        "filesystem": f"read-only but the job dir ({bwrap}, {_bwrap_version(bwrap)})"
+        if bwrap
+        else "NOT isolated: install bubblewrap (apt-get install bubblewrap)",
+        "network": "none: bubblewrap --unshare-net"
+        if bwrap
+        else ("none: unshare --net" if sandbox.unshare else "NOT isolated: install bubblewrap"),
+        "user": "nobody (uid 65534)"
+        if sandbox.runs_as_nobody()
+        else ("root without capabilities" if sandbox.root else "this user"),
+        "processes": "pids cgroup per run"
+        if cgroup is not None
+        else (
+            "RLIMIT_NPROC"
+            if not sandbox.root or sandbox.runs_as_nobody()
+            else "polling watchdog only"
+        ),
+        "memory, files, CPU time": "rlimits (AS, FSIZE, NOFILE, CORE, CPU)",
+        "environment": "allow-list only (no API keys)",
+    }
+    return BackendStatus("process", True, sandbox.isolation(), layers)
+
+
+def docker_backend_status() -> BackendStatus:
+    from rewardsmith.sandbox.docker_backend import docker_status, engine_version
+
+    version, engine_problem = engine_version()
+    ready, why = docker_status() if version else (False, engine_problem)
+    layers = {
+        "engine": f"dockerd {version} reachable" if version else engine_problem,
+        "image": why if version else "not checked (no engine)",
+        "isolation": "network none, read-only root, only the job dir writable, all capabilities "
+        "dropped, no-new-privileges, memory/CPU/pids cgroup limits, uid nobody",
+        "build the image": "rewardsmith doctor --build-image (no registry), "
+        "or on a machine with one: "
+        "docker build -f rewardsmith/sandbox/docker/Dockerfile -t rewardsmith-worker:latest .",
+    }
+    if shutil.which("dockerd") is None and shutil.which("docker") is None:
+        layers["install"] = "apt-get install docker.io, then start dockerd"
+    return BackendStatus("docker", ready, why, layers)
+
+
+def live_check(sandbox: Sandbox) -> dict[str, Any]:
+    """Start the probe worker in `sandbox`; return what it saw (uid, network, writable root...)."""
+    with tempfile.TemporaryDirectory(prefix="rewardsmith-doctor-") as tmp:
+        run = sandbox.run(PROBE_MODULE, [], [Path(tmp)], Limits(wall_s=60, memory_mb=1024))
+    lines = run.output.strip().splitlines()
+    if run.returncode != 0 or not lines or not lines[0].startswith("rewardsmith worker ok"):
+        return {"ok": False, "start_s": round(run.wall_s, 2), "error": run.output[-500:]}
+    return {"ok": True, "start_s": round(run.wall_s, 2), **json.loads(lines[-1])}

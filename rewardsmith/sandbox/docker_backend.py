@@ -22,7 +22,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.sandbox.docker.image import IMAGE, LABEL_HOST_DIRS, LABEL_KIND, LABEL_MODE
+from rewardsmith.sandbox.docker.image import (
+    IMAGE,
+    IMAGE_VERSION,
+    LABEL_HOST_DIRS,
+    LABEL_KIND,
+    LABEL_MODE,
+    LABEL_VERSION,
+)
 from rewardsmith.sandbox.executor import (
     NOBODY,
     PROCESS_LIMIT_GRACE_S,
@@ -44,32 +51,57 @@ _ULIMITS = {
 BUILD_HINT = "build it with `rewardsmith doctor --build-image` (no registry needed)"
 
 
+def cgroup_memory_mb(limits: Limits) -> int:
+    """The container's memory cgroup limit: the per-process limit plus headroom (see above)."""
+    return int(limits.memory_mb * 1.25) + 256
+
+
 def _client(timeout: int = 60) -> Any:
     import docker
 
     return docker.from_env(timeout=timeout)
 
 
-def docker_status(image: str = IMAGE) -> tuple[bool, str]:
-    """Whether the Docker backend can run now, and why not (engine missing, image not built)."""
+def engine_version() -> tuple[str | None, str]:
+    """The Docker engine's version, or None and the reason it cannot be reached."""
     try:
-        import docker
+        import docker  # noqa: F401
     except ImportError:
-        return False, "the `docker` Python package is not installed"
+        return None, "the `docker` Python package is not installed"
     try:
-        client = _client(timeout=5)
-        version = client.version().get("Version", "?")
+        return str(_client(timeout=5).version().get("Version", "?")), ""
     except Exception as exc:
         reason = str(exc).splitlines()[0][:120]
-        return False, f"no Docker engine reachable ({reason}); install docker.io and start dockerd"
+        return None, f"no Docker engine reachable ({reason}); install docker.io and start dockerd"
+
+
+def docker_status(image: str = IMAGE) -> tuple[bool, str]:
+    """Whether the Docker backend can run now, and why not (engine missing, image not built)."""
+    version, why = engine_version()
+    if version is None:
+        return False, why
+    import docker
+
     try:
-        labels = client.images.get(image).labels or {}
+        labels = _client(timeout=5).images.get(image).labels or {}
     except docker.errors.ImageNotFound:
-        return False, f"engine {version} is up but the worker image {image} is missing; {BUILD_HINT}"
+        return (
+            False,
+            f"engine {version} is up but the worker image {image} is missing; {BUILD_HINT}",
+        )
     except Exception as exc:
         return False, f"could not inspect the worker image {image}: {exc}"
     if labels.get(LABEL_KIND) != "1":
-        return False, f"{image} is not a RewardSmith worker image (no {LABEL_KIND} label); {BUILD_HINT}"
+        return (
+            False,
+            f"{image} is not a RewardSmith worker image (no {LABEL_KIND} label); {BUILD_HINT}",
+        )
+    if labels.get(LABEL_VERSION) != IMAGE_VERSION:
+        return (
+            False,
+            f"the worker image {image} is out of date "
+            f"(version {labels.get(LABEL_VERSION)}); {BUILD_HINT}",
+        )
     return True, f"engine {version}, image {image} ({labels.get(LABEL_MODE, 'self-contained')})"
 
 
@@ -94,9 +126,12 @@ def _process_limit_hit(paths: list[Path]) -> bool:
     return False
 
 
-def _attach_chunks(client: Any, container_id: str) -> Iterator[bytes]:
-    """stdout and stderr as they come, attached before the start so nothing is missed."""
-    yield from client.api.attach(container_id, stdout=True, stderr=True, stream=True, logs=False)
+def _attach(client: Any, container_id: str) -> Iterator[bytes]:
+    """stdout and stderr as they come; the request is made here, before the container starts."""
+    stream: Iterator[bytes] = client.api.attach(
+        container_id, stdout=True, stderr=True, stream=True, logs=False
+    )
+    return stream
 
 
 class DockerSandbox:
@@ -107,7 +142,9 @@ class DockerSandbox:
     def __init__(self, image: str = IMAGE) -> None:
         self.image = image
 
-    def _mounts(self, labels: dict[str, str], writable: list[Path], readable: list[Path]) -> list[Any]:
+    def _mounts(
+        self, labels: dict[str, str], writable: list[Path], readable: list[Path]
+    ) -> list[Any]:
         from docker.types import Mount
 
         host: list[Path] = []
@@ -130,13 +167,18 @@ class DockerSandbox:
             if kind in values
         ]
         # RLIMIT_AS is not a Docker ulimit; RLIMIT_DATA covers heap and anonymous maps, so a huge
-        # allocation still fails at once with MemoryError instead of waking the OOM killer.
-        ulimits.append(Ulimit(name="data", soft=limits.memory_mb << 20, hard=limits.memory_mb << 20))
+        # allocation still fails at once with MemoryError. The cgroup limit sits above it, as the
+        # backstop for all processes together: at the same value, page-cache thrashing near the
+        # limit would stall the worker instead of failing it.
+        ulimits.append(
+            Ulimit(name="data", soft=limits.memory_mb << 20, hard=limits.memory_mb << 20)
+        )
+        cgroup_mb = cgroup_memory_mb(limits)
         return client.api.create_host_config(
             mounts=mounts,
             network_mode="none",
-            mem_limit=f"{limits.memory_mb}m",
-            memswap_limit=f"{limits.memory_mb}m",
+            mem_limit=f"{cgroup_mb}m",
+            memswap_limit=f"{cgroup_mb}m",
             nano_cpus=int(limits.cpus * 1e9) if limits.cpus else None,
             pids_limit=limits.processes,
             cap_drop=["ALL"],
@@ -146,6 +188,7 @@ class DockerSandbox:
             ulimits=ulimits,
             log_config=LogConfig(type="none"),
             ipc_mode="private",
+            init=True,  # docker-init as PID 1: the worker gets SIGXCPU (PID 1 would ignore it)
         )
 
     def run(
@@ -173,15 +216,16 @@ class DockerSandbox:
             user=user,
             environment=worker_environment(writable[0]),
             working_dir=str(writable[0]),
-            host_config=self._host_config(client, limits, self._mounts(labels, writable, readable or [])),
+            host_config=self._host_config(
+                client, limits, self._mounts(labels, writable, readable or [])
+            ),
             labels={"rewardsmith.sandbox": "worker"},
             network_disabled=True,
         )
         cid = container["Id"]
         try:
-            reader = CappedReader(_attach_chunks(client, cid), limits.output_bytes)
+            reader = CappedReader(_attach(client, cid), limits.output_bytes)
             reader.start()
-            time.sleep(0.05)  # let the attach request reach the engine before the start
             client.api.start(cid)
             return self._supervise(client, cid, reader, limits, on_poll, start)
         finally:
@@ -189,8 +233,13 @@ class DockerSandbox:
                 client.api.remove_container(cid, force=True)
 
     def _supervise(
-        self, client: Any, cid: str, reader: CappedReader, limits: Limits,
-        on_poll: Callable[[], None] | None, start: float,
+        self,
+        client: Any,
+        cid: str,
+        reader: CappedReader,
+        limits: Limits,
+        on_poll: Callable[[], None] | None,
+        start: float,
     ) -> SandboxRun:
         """Wait with the wall-clock limit, kill on timeout or a swallowed fork bomb, collect."""
         done = threading.Event()
@@ -248,7 +297,16 @@ def check_worker(image: str = IMAGE) -> tuple[bool, str]:
         return False, why
     with tempfile.TemporaryDirectory(prefix="rewardsmith-doctor-") as tmp:
         job = Path(tmp)
-        run = DockerSandbox(image).run("rewardsmith.sandbox.docker.probe", [], [job], Limits(wall_s=60, memory_mb=1024))
+        run = DockerSandbox(image).run(
+            "rewardsmith.sandbox.docker.probe", [], [job], Limits(wall_s=60, memory_mb=1024)
+        )
     if run.returncode == 0 and "rewardsmith worker ok" in run.output:
-        return True, f"worker image {image} runs the package ({run.wall_s:.1f} s to start and import)"
-    return False, f"worker image {image} did not start the package (exit {run.returncode}): {run.output[-500:]}"
+        return (
+            True,
+            f"worker image {image} runs the package ({run.wall_s:.1f} s to start and import)",
+        )
+    return (
+        False,
+        f"worker image {image} did not start the package (exit {run.returncode}): "
+        f"{run.output[-500:]}",
+    )

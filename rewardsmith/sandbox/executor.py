@@ -52,7 +52,7 @@ class Limits:
 
 @dataclass
 class SandboxRun:
-    """What happened to a sandboxed process; classification into error categories is the caller's."""
+    """What happened to a sandboxed process; the caller classifies it into an error category."""
 
     returncode: int | None
     timed_out: bool
@@ -153,7 +153,10 @@ class CappedOutput:
     def warnings(self) -> list[str]:
         if not self.truncated:
             return []
-        return [f"output truncated: the worker wrote {self.total} bytes; the first and last {self.cap // 2} are kept"]
+        return [
+            f"output truncated: the worker wrote {self.total} bytes; "
+            f"the first and last {self.cap // 2} are kept"
+        ]
 
 
 class CappedReader(threading.Thread):
@@ -211,7 +214,9 @@ class ProcessSandbox:
 
     name = "process"
 
-    def __init__(self, use_bwrap: bool | None = None, use_cgroup: bool = True, drop_root: bool = True) -> None:
+    def __init__(
+        self, use_bwrap: bool | None = None, use_cgroup: bool = True, drop_root: bool = True
+    ) -> None:
         self.bwrap = shutil.which("bwrap") if use_bwrap is not False else None
         self.unshare = shutil.which("unshare")
         self.setpriv = shutil.which("setpriv")
@@ -225,10 +230,18 @@ class ProcessSandbox:
             return False
         if self.bwrap:
             return self.setpriv is not None
-        return self.unshare is not None and all(traversable_by_others(p) for p in [*interpreter_paths(), *paths])
+        return self.unshare is not None and all(
+            traversable_by_others(p) for p in [*interpreter_paths(), *paths]
+        )
 
     def isolation(self) -> str:
-        who = "as nobody" if self.runs_as_nobody() else ("as root, no capabilities" if self.root else "as this user")
+        """One line on what this backend enforces here, for `doctor` and `--sandbox auto`."""
+        if self.runs_as_nobody():
+            who = "as nobody"
+        elif self.root:
+            who = "as root without capabilities"
+        else:
+            who = "as this user, in a user namespace"
         if self.bwrap:
             return (
                 f"bubblewrap {who}: read-only filesystem except the job directory, no network, "
@@ -241,7 +254,9 @@ class ProcessSandbox:
             )
         return "rlimits only: network and filesystem are NOT isolated (install bubblewrap)"
 
-    def _bwrap(self, python: list[str], writable: list[Path], readable: list[Path], nobody: bool) -> list[str]:
+    def _bwrap(
+        self, python: list[str], writable: list[Path], readable: list[Path], nobody: bool
+    ) -> list[str]:
         home = Path(os.environ.get("HOME", "/"))
         needed = {p: "--ro-bind" for p in [*interpreter_paths(), *readable]}
         needed.update({p: "--bind" for p in writable})
@@ -251,25 +266,51 @@ class ProcessSandbox:
                 hidden += [p for p in path.parents if p.exists() and not p.stat().st_mode & 0o001]
         hidden = [h for h in _outermost(hidden) if h.is_dir()]
         assert self.bwrap is not None
-        cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--remount-ro", "/dev", "--proc", "/proc"]
-        for path in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
-            if os.path.exists(path):
-                cmd += ["--ro-bind", path, path]  # writable by uid 0 even without capabilities
+        cmd = [
+            self.bwrap,
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--remount-ro",
+            "/dev",
+            "--proc",
+            "/proc",
+        ]
+        for proc_path in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
+            if os.path.exists(proc_path):  # writable by uid 0 even without capabilities
+                cmd += ["--ro-bind", proc_path, proc_path]
         for path in hidden:
             scratch = path == Path("/tmp")  # writable by everyone, sticky, like a real /tmp
-            cmd += ["--perms", "1777" if scratch else "0755", "--size", str(TMP_BYTES if scratch else 1 << 20)]
+            cmd += [
+                "--perms",
+                "1777" if scratch else "0755",
+                "--size",
+                str(TMP_BYTES if scratch else 1 << 20),
+            ]
             cmd += ["--tmpfs", str(path)]
         made: set[Path] = set()
-        for path in sorted(needed, key=lambda p: len(p.parts)):
+        bound: list[Path] = []
+        for path in sorted(needed, key=lambda p: len(p.parts)):  # parents before children
             for parent in reversed(path.parents):
-                if parent not in made and any(parent != h and parent.is_relative_to(h) for h in hidden):
+                inside_hidden = any(parent != h and parent.is_relative_to(h) for h in hidden)
+                inside_bound = any(parent.is_relative_to(b) for b in bound)
+                if inside_hidden and not inside_bound and parent not in made:
                     cmd += ["--perms", "0755", "--dir", str(parent)]  # bwrap would make them 0700
                     made.add(parent)
             cmd += [needed[path], str(path), str(path)]
+            bound.append(path)
         for path in hidden:
             if path != Path("/tmp"):
                 cmd += ["--remount-ro", str(path)]
-        cmd += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        cmd += [
+            "--unshare-net",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]
         cmd += ["--die-with-parent", "--new-session", "--chdir", str(writable[0])]
         if self.root:
             cmd += ["--cap-drop", "ALL"]
@@ -281,19 +322,39 @@ class ProcessSandbox:
             cmd += [self.setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
         return cmd + python
 
-    def command(self, module: str, args: list[str], writable: list[Path], readable: list[Path]) -> tuple[list[str], list[str]]:
+    def command(
+        self, module: str, args: list[str], writable: list[Path], readable: list[Path]
+    ) -> tuple[list[str], list[str]]:
         """The command line for one run, and warnings about isolation this machine cannot give."""
         python = [sys.executable, "-m", module, *args]
         nobody = self.runs_as_nobody([*writable, *readable])
         if self.bwrap:
             return self._bwrap(python, writable, readable, nobody), []
         if self.unshare:
-            cmd = [self.unshare, "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--uts"]
+            cmd = [
+                self.unshare,
+                "--net",
+                "--pid",
+                "--fork",
+                "--kill-child",
+                "--mount-proc",
+                "--ipc",
+                "--uts",
+            ]
             if not self.root:
                 cmd.insert(1, "--map-root-user")
             elif nobody:
                 cmd += [f"--setuid={NOBODY}", f"--setgid={NOBODY}"]
-            return [*cmd, "--", *python], [self.isolation()]
+            cmd.append("--")
+            if self.root and not nobody and self.setpriv:  # root, but without any capability
+                cmd += [
+                    self.setpriv,
+                    "--bounding-set=-all",
+                    "--inh-caps=-all",
+                    "--no-new-privs",
+                    "--",
+                ]
+            return [*cmd, *python], [self.isolation()]
         return python, [self.isolation()]
 
     def run(
@@ -319,7 +380,8 @@ class ProcessSandbox:
         watchdog = cgroup is None and not non_root
         if watchdog:
             warnings.append(
-                "no cgroup and the worker runs as root: processes are capped by a polling watchdog only"
+                "no cgroup and the worker runs as root: "
+                "processes are capped by a polling watchdog only"
             )
         start = time.monotonic()
         try:

@@ -3,9 +3,10 @@
 The preference check needs each bank episode's return under the candidate reward; computing it
 means running the candidate's code, which never happens in the orchestrator.
 
-Sandbox side: `python -m rewardsmith.sandbox.score WORK_DIR` reads WORK_DIR/reward.py and
+Sandbox side: `python -m rewardsmith.sandbox.score WORK_DIR [GAMMA]` reads WORK_DIR/reward.py and
 WORK_DIR/bank.npz and writes WORK_DIR/score.json: per episode, the return (sum of the per-step
-total), the per-step mean, and the sum of every component. Like the smoke test it imports neither
+total), the discounted return from the first step (what the learner maximises), the per-step mean,
+and the sum of every component. Like the smoke test it imports neither
 torch nor Stable-Baselines3, so it starts in a fraction of a second.
 Orchestrator side: `score_bank`, which copies the bank in, runs the module and reads the result.
 """
@@ -35,22 +36,32 @@ SCORE_WALL_S = 120.0
 # --- sandbox side ------------------------------------------------------------------------------
 
 
-def _episode_arrays(path: Path) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
+def _episode_arrays(
+    path: Path,
+) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
     """Transition arrays of all episodes, plus each episode's length (states have T+1 rows)."""
     with np.load(path, allow_pickle=False) as data:
         offsets = data["offsets"].astype(np.int64)
         actions = data["actions"]
-        fields = {key[len("state/"):]: data[key].astype(np.float64) for key in data.files if key.startswith("state/")}
+        fields = {
+            key[len("state/") :]: data[key].astype(np.float64)
+            for key in data.files
+            if key.startswith("state/")
+        }
     lengths = np.diff(offsets)
     n = len(lengths)
     # State rows of episode i run from offsets[i] + i to offsets[i + 1] + i (inclusive).
-    before = np.concatenate([np.arange(offsets[i] + i, offsets[i + 1] + i) for i in range(n)]) if n else np.zeros(0, int)
+    before = (
+        np.concatenate([np.arange(offsets[i] + i, offsets[i + 1] + i) for i in range(n)])
+        if n
+        else np.zeros(0, int)
+    )
     state = {name: values[before] for name, values in fields.items()}
     next_state = {name: values[before + 1] for name, values in fields.items()}
     return actions, state, next_state, lengths
 
 
-def score_episodes(reward_path: Path, bank_path: Path) -> dict[str, Any]:
+def score_episodes(reward_path: Path, bank_path: Path, gamma: float = 0.99) -> dict[str, Any]:
     """Call the reward on every bank transition; return the score.json record."""
     from rewardsmith.reward.call import call_reward
     from rewardsmith.reward.loader import load_reward
@@ -85,16 +96,21 @@ def score_episodes(reward_path: Path, bank_path: Path) -> dict[str, Any]:
         return np.where(lengths > 0, sums, 0.0)
 
     returns = per_episode(totals)
+    steps_in = np.arange(int(lengths.sum())) - np.repeat(starts, lengths)
+    discounted = per_episode(
+        [np.concatenate(totals) * gamma ** steps_in.astype(np.float64)] if totals else []
+    )
     return {
         "status": "ok",
         "returns": returns.tolist(),
+        "discounted": discounted.tolist(),
         "per_step": (returns / safe).tolist(),
         "components": {name: per_episode(values).tolist() for name, values in parts.items()},
     }
 
 
-def main(work_dir: Path) -> int:
-    record = score_episodes(work_dir / REWARD_FILE, work_dir / BANK_FILE)
+def main(work_dir: Path, gamma: float = 0.99) -> int:
+    record = score_episodes(work_dir / REWARD_FILE, work_dir / BANK_FILE, gamma)
     temp = work_dir / (RESULT_FILE + ".tmp")
     temp.write_text(json.dumps(record))
     os.replace(temp, work_dir / RESULT_FILE)
@@ -110,6 +126,7 @@ class BankScores:
 
     ok: bool
     returns: list[float] = field(default_factory=list)
+    discounted: list[float] = field(default_factory=list)
     per_step: list[float] = field(default_factory=list)
     components: dict[str, list[float]] = field(default_factory=dict)
     error: RewardError | None = None
@@ -123,8 +140,9 @@ def score_bank(
     bank_path: Path,
     sandbox: Any,
     limits: Limits | None = None,
+    gamma: float = 0.99,
 ) -> BankScores:
-    """Score every bank episode with `reward_source` inside `sandbox`; only `work_dir` is writable."""
+    """Score every bank episode with `reward_source` in `sandbox`; only `work_dir` is writable."""
     from rewardsmith.sandbox.training import classify_failure
 
     limits = limits or Limits()
@@ -133,7 +151,9 @@ def score_bank(
     (work_dir / RESULT_FILE).unlink(missing_ok=True)
     (work_dir / REWARD_FILE).write_text(reward_source)
     shutil.copyfile(bank_path, work_dir / BANK_FILE)  # the run dir may be hidden from the sandbox
-    run = sandbox.run("rewardsmith.sandbox.score", [str(work_dir)], [work_dir], limits)
+    run = sandbox.run(
+        "rewardsmith.sandbox.score", [str(work_dir), repr(float(gamma))], [work_dir], limits
+    )
     (work_dir / "score.log").write_text(run.output)
     (work_dir / BANK_FILE).unlink(missing_ok=True)  # a copy; the run keeps the original
     result_path = work_dir / RESULT_FILE
@@ -143,10 +163,16 @@ def score_bank(
         return BankScores(ok=False, error=error, warnings=run.warnings, wall_s=run.wall_s)
     record = json.loads(result_path.read_text())
     if record.get("status") != "ok":
-        return BankScores(ok=False, error=RewardError.from_dict(record["error"]), warnings=run.warnings, wall_s=run.wall_s)
+        return BankScores(
+            ok=False,
+            error=RewardError.from_dict(record["error"]),
+            warnings=run.warnings,
+            wall_s=run.wall_s,
+        )
     return BankScores(
         ok=True,
         returns=[float(v) for v in record["returns"]],
+        discounted=[float(v) for v in record["discounted"]],
         per_step=[float(v) for v in record["per_step"]],
         components={k: [float(v) for v in vs] for k, vs in record["components"].items()},
         warnings=run.warnings,
@@ -155,4 +181,4 @@ def score_bank(
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1])))
+    sys.exit(main(Path(sys.argv[1]), *(float(a) for a in sys.argv[2:3])))

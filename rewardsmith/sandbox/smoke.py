@@ -64,7 +64,9 @@ def _batch(data: Transitions, start: int, size: int) -> Transitions:
     )
 
 
-def _same(a: tuple[np.ndarray, dict[str, np.ndarray]], b: tuple[np.ndarray, dict[str, np.ndarray]]) -> bool:
+def _same(
+    a: tuple[np.ndarray, dict[str, np.ndarray]], b: tuple[np.ndarray, dict[str, np.ndarray]]
+) -> bool:
     if a[1].keys() != b[1].keys() or not np.array_equal(a[0], b[0], equal_nan=True):
         return False
     return all(np.array_equal(a[1][n], b[1][n], equal_nan=True) for n in a[1])
@@ -86,9 +88,13 @@ def run_checks(reward_path: Path, states_path: Path, min_calls_per_s: float) -> 
         for start in starts:  # types, shapes, dtypes, finiteness: checked by call_reward
             call_reward(reward_fn, *_batch(data, start, size), None, filename)
         first = _batch(data, starts[0], size)
-        if not _same(call_reward(reward_fn, *first, None, filename), call_reward(reward_fn, *first, None, filename)):
+        if not _same(
+            call_reward(reward_fn, *first, None, filename),
+            call_reward(reward_fn, *first, None, filename),
+        ):
             warnings.append(
-                f"{ErrorCategory.NONDETERMINISTIC.value}: two calls on the same batch gave different "
+                f"{ErrorCategory.NONDETERMINISTIC.value}: "
+                "two calls on the same batch gave different "
                 "rewards (randomness or the clock?); training will see noise"
             )
         calls, began = 0, time.perf_counter()
@@ -96,17 +102,28 @@ def run_checks(reward_path: Path, states_path: Path, min_calls_per_s: float) -> 
             call_reward(reward_fn, *first, None, filename)
             calls += 1
         calls_per_s = calls / (time.perf_counter() - began)
-    except RewardError as error:
-        return {"status": "error", "error": error.to_dict(), "warnings": warnings, "calls_per_s": None}
-    record: dict[str, Any] = {"status": "ok", "warnings": warnings, "calls_per_s": calls_per_s, "batch": size}
+    except RewardError as failure:
+        return {
+            "status": "error",
+            "error": failure.to_dict(),
+            "warnings": warnings,
+            "calls_per_s": None,
+        }
+    record: dict[str, Any] = {
+        "status": "ok",
+        "warnings": warnings,
+        "calls_per_s": calls_per_s,
+        "batch": size,
+    }
     if calls_per_s < min_calls_per_s:
-        error = RewardError(
+        slow = RewardError(
             ErrorCategory.TOO_SLOW,
-            f"the reward ran {calls_per_s:.1f} calls/s on a batch of {size}; training needs at least "
-            f"{min_calls_per_s:.0f} calls/s ({min_calls_per_s * size:.0f} transitions/s): vectorise it "
+            f"the reward ran {calls_per_s:.1f} calls/s on a batch of {size}; "
+            f"training needs at least {min_calls_per_s:.0f} calls/s "
+            f"({min_calls_per_s * size:.0f} transitions/s): vectorise it "
             "with numpy instead of looping in Python",
         )
-        record.update(status="error", error=error.to_dict())
+        record.update(status="error", error=slow.to_dict())
     return record
 
 
@@ -145,7 +162,12 @@ def record_states(adapter: Any, path: Path, episodes: int = 4, seed: int = 0) ->
     from rewardsmith.sandbox.trajectories import save_episodes
 
     recorded = rollout_episodes(adapter, random_policy(adapter, seed), episodes, seed)
-    save_episodes(path, recorded, [adapter.fitness(e) for e in recorded], [adapter.success(e) for e in recorded])
+    save_episodes(
+        path,
+        recorded,
+        [adapter.fitness(e) for e in recorded],
+        [adapter.success(e) for e in recorded],
+    )
     return path
 
 
@@ -176,9 +198,11 @@ def smoke_test(
         error.message = f"smoke test on {adapter.id}: {error.message}"
         return SmokeReport(ok=False, error=error, warnings=run.warnings)
     record = json.loads(result_path.read_text())
-    error = RewardError.from_dict(record["error"]) if record.get("status") != "ok" else None
+    found = RewardError.from_dict(record["error"]) if record.get("status") != "ok" else None
     warnings = [str(w) for w in record.get("warnings", [])] + run.warnings
-    return SmokeReport(ok=error is None, error=error, warnings=warnings, calls_per_s=record.get("calls_per_s"))
+    return SmokeReport(
+        ok=found is None, error=found, warnings=warnings, calls_per_s=record.get("calls_per_s")
+    )
 
 
 if __name__ == "__main__":

@@ -81,6 +81,14 @@ def make_job(adapter: TaskAdapter, *, steps: int | None, seed: int, algo: str | 
     """A job with the task's tuned defaults, overridden where the user said otherwise."""
     defaults = adapter.training
     algo = algo or defaults.algo
+    if algo == "sac":
+        import gymnasium as gym
+
+        env = adapter.make_env()
+        discrete = isinstance(env.action_space, gym.spaces.Discrete)
+        env.close()
+        if discrete:
+            raise ValueError(f"SAC needs continuous actions, but {adapter.id} has discrete actions; use --algo ppo")
     return TrainJob(
         task_id=adapter.id,
         algo=algo,

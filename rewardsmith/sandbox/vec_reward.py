@@ -1,9 +1,10 @@
-"""Apply a contract reward to vectorised environments through wrappers, never by editing env code."""
+"""Apply a contract reward to vectorised environments through wrappers, never editing env code."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import gymnasium as gym
@@ -11,38 +12,126 @@ import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 
 from rewardsmith.envs.adapter import TaskAdapter
-from rewardsmith.envs.schema import FieldRecord, ReadOnlyFields, Slot, StateBatch
+from rewardsmith.envs.schema import FieldRecord, ReadOnlyFields, Slot, StateBatch, StateSchema
 from rewardsmith.reward.call import call_reward, exception_category
 from rewardsmith.reward.check import check_output
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.reward.loader import RewardFn, user_traceback
 
-__all__ = ["STATE_KEY", "ContractRewardVecEnv", "call_reward", "make_vec_env"]
+__all__ = [
+    "STATE_KEY",
+    "ContractRewardVecEnv",
+    "StateFieldsWrapper",
+    "StateVecEnv",
+    "call_reward",
+    "make_vec_env",
+]
 
 STATE_KEY = "state_fields"
 
 
-class StateFieldsWrapper(gym.Wrapper):
-    """Puts the adapter's named state fields into `info` after every reset and step.
+class StateRows:
+    """Preallocated `[N, D]` buffers that N wrapped environments write their state vectors into.
 
-    `info[STATE_KEY]` is a `FieldRecord`: a read-only mapping of field name to value, backed by
-    one flat vector so that batching N environments is a single `np.stack`.
+    Training reads the state of every environment on every step; writing each flat vector into
+    a row (instead of an `info` entry that SB3 then deep-copies) keeps that cheap.
     """
 
-    def __init__(self, env: gym.Env, adapter: TaskAdapter) -> None:
+    def __init__(self, n_envs: int, schema: StateSchema) -> None:
+        self.layout = schema.layout
+        self.after_step = np.zeros((n_envs, schema.size))
+        self.after_reset = np.zeros((n_envs, schema.size))
+
+
+class StateFieldsWrapper(gym.Wrapper):
+    """Exposes the adapter's named state fields after every reset and step.
+
+    On its own it puts them into `info[STATE_KEY]` as a `FieldRecord` (a read-only mapping of
+    field name to value, backed by one flat vector). Given `rows`, as in training, it writes the
+    flat vector into row `index` of `rows.after_step` / `rows.after_reset` instead.
+    """
+
+    def __init__(
+        self, env: gym.Env, adapter: TaskAdapter, rows: StateRows | None = None, index: int = 0
+    ) -> None:
         super().__init__(env)
         self._adapter = adapter
         self._layout = adapter.schema.layout
+        self._rows = rows
+        self._index = index
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
-        info[STATE_KEY] = FieldRecord(self._adapter.state_vector(self.env, obs, info), self._layout)
+        vector = self._adapter.state_vector(self.env, obs, info)
+        if self._rows is None:
+            info[STATE_KEY] = FieldRecord(vector, self._layout)
+        else:
+            self._rows.after_reset[self._index] = vector
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        info[STATE_KEY] = FieldRecord(self._adapter.state_vector(self.env, obs, info), self._layout)
+        vector = self._adapter.state_vector(self.env, obs, info)
+        if self._rows is None:
+            info[STATE_KEY] = FieldRecord(vector, self._layout)
+        else:
+            self._rows.after_step[self._index] = vector
         return obs, reward, terminated, truncated, info
+
+
+class StateVecEnv(DummyVecEnv):
+    """A `DummyVecEnv` that also gives the `[N, D]` state rows of its environments.
+
+    Two ways to the same values: where the adapter has an `obs_layout` the rows are gathered from
+    the stacked observations and infos, for all N at once; otherwise each environment is wrapped
+    in a `StateFieldsWrapper` that writes its own row into the shared `StateRows`.
+    """
+
+    def __init__(self, adapter: TaskAdapter, n_envs: int) -> None:
+        self.layout = adapter.schema.layout
+        self.obs_layout = adapter.obs_layout
+        self.state_rows = StateRows(n_envs, adapter.schema)
+        if self.obs_layout is not None:
+            super().__init__([adapter.make_env for _ in range(n_envs)])
+        else:
+            rows = self.state_rows
+            super().__init__([partial(_wrapped_env, adapter, rows, i) for i in range(n_envs)])
+
+    def rows_after_reset(self, obs: Any) -> np.ndarray:
+        """The states the environments start from after `reset()` (a new array)."""
+        if self.obs_layout is not None:
+            return self.obs_layout.rows(obs, self.reset_infos)
+        return self.state_rows.after_reset.copy()
+
+    def rows_after_step(
+        self, obs: Any, dones: np.ndarray, infos: list[dict[str, Any]]
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The states a step reached and, if an episode ended, the states the next one starts from.
+
+        Both are new arrays; the second is None when no episode ended (the next step then starts
+        where this one ended). `obs` holds the reset observation where an episode ended.
+        """
+        if self.obs_layout is None:
+            reached = self.state_rows.after_step.copy()
+            if not np.count_nonzero(dones):
+                return reached, None
+            start = reached.copy()
+            start[dones] = self.state_rows.after_reset[dones]
+            return reached, start
+        if not np.count_nonzero(dones):
+            return self.obs_layout.rows(obs, infos), None
+        ended = np.flatnonzero(dones)
+        final_obs = obs.copy()
+        for i in ended:
+            final_obs[i] = infos[i]["terminal_observation"]
+        reached = self.obs_layout.rows(final_obs, infos)
+        start = reached.copy()
+        start[ended] = self.obs_layout.rows(obs[ended], [self.reset_infos[i] for i in ended])
+        return reached, start
+
+
+def _wrapped_env(adapter: TaskAdapter, rows: StateRows, index: int) -> gym.Env:
+    return StateFieldsWrapper(adapter.make_env(), adapter, rows, index)
 
 
 def stack_fields(per_env: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
@@ -51,73 +140,69 @@ def stack_fields(per_env: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
         rows = np.stack([fields.vector for fields in per_env])  # type: ignore[attr-defined]
         layout: dict[str, Slot] = per_env[0].layout  # type: ignore[attr-defined]
         return {name: np.ascontiguousarray(rows[:, slot]) for name, slot in layout.items()}
-    return {name: np.array([fields[name] for fields in per_env], dtype=np.float64) for name in per_env[0]}
+    names = per_env[0]
+    return {name: np.array([row[name] for row in per_env], dtype=np.float64) for name in names}
 
 
 def batch_actions(actions: np.ndarray, action_space: gym.Space) -> np.ndarray:
-    """Actions as the contract gives them: `[N]` ints for discrete spaces, `[N, d]` float64 otherwise."""
+    """Actions as the contract gives them: `[N]` ints (discrete spaces), else `[N, d]` float64."""
     if isinstance(action_space, gym.spaces.Discrete):
         return np.asarray(actions, dtype=np.int64).reshape(-1)
     return np.asarray(actions, dtype=np.float64).reshape(len(actions), -1)
 
 
-def _rows(infos: Sequence[dict[str, Any]]) -> np.ndarray:
-    """The `[N, D]` array of the environments' flat state vectors (`np.array` beats `np.stack`)."""
-    return np.array([info[STATE_KEY].vector for info in infos])
+_FLOAT64 = np.dtype(np.float64)
 
 
-def _well_formed(result: Any, n: int) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, float]] | None:
-    """(total, components, component sums) when `result` plainly meets the contract, else None.
+def _well_formed(result: Any, n: int) -> np.ndarray | None:
+    """The total when `result` plainly meets the contract, else None (then `check_output` decides).
 
     The fast path for the common case: exact float64 `[n]` arrays under string keys, all finite
-    (a sum is finite only if every value is). Anything else goes to `check_output`, which accepts
-    the same results and names the error otherwise, so behaviour is the same, only faster.
+    (their sum is finite only if every value is). `check_output` accepts the same results and
+    names the error for any other, so behaviour is the same, only cheaper on every step.
     """
     if type(result) is not tuple or len(result) != 2:
         return None
     total, parts = result
     if type(parts) is not dict or not _plain(total, n):
         return None
-    sums: dict[str, float] = {}
-    grand = float(total.sum())
+    arrays = [total]
     for name, values in parts.items():
         if type(name) is not str or not _plain(values, n):
             return None
-        sums[name] = float(values.sum())
-        grand += sums[name]
-    if not math.isfinite(grand):
+        arrays.append(values)
+    if not math.isfinite(np.add.reduce(np.array(arrays), axis=None)):
         return None
-    return total, dict(parts), sums
+    return total
 
 
 def _plain(values: Any, n: int) -> bool:
-    return type(values) is np.ndarray and values.dtype == np.float64 and values.shape == (n,)
+    return type(values) is np.ndarray and values.dtype is _FLOAT64 and values.shape == (n,)
 
 
 class ContractRewardVecEnv(VecEnvWrapper):
     """Replaces the environments' reward with the candidate's, checked on every step.
 
-    Expects environments wrapped in `StateFieldsWrapper` (as `make_vec_env` builds them). Each
-    step stacks the N state vectors once and hands the reward read-only views of the fields; the
-    batch after a step is reused as the next step's `state` wherever no episode ended.
+    Each step takes the `[N, D]` state rows from the `StateVecEnv`, makes them read-only and
+    hands the reward views of their fields; that batch is reused as the next step's `state`
+    wherever no episode ended (where one did, the reset state is).
     """
 
-    def __init__(self, venv: DummyVecEnv, reward_fn: RewardFn, filename: str) -> None:
+    def __init__(self, venv: StateVecEnv, reward_fn: RewardFn, filename: str) -> None:
         super().__init__(venv)
+        self._states = venv
         self._reward_fn = reward_fn
         self._filename = filename
         self._actions: np.ndarray | None = None
-        self._state: ReadOnlyFields = ReadOnlyFields()
-        self._layout: dict[str, Slot] = {}
+        self._state = ReadOnlyFields(np.zeros((0, 0)), {})
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
         self.steps = 0
-        self.component_sums: dict[str, float] = {}
 
     def _fields(self, rows: np.ndarray) -> ReadOnlyFields:
-        return ReadOnlyFields.from_rows(rows, self._layout)
+        return ReadOnlyFields(rows, self._states.layout)
 
-    def _call(self, action: np.ndarray, next_state: ReadOnlyFields) -> tuple[np.ndarray, dict[str, float]]:
-        """One checked reward call; returns the total and each component's sum over the batch."""
+    def _call(self, action: np.ndarray, next_state: ReadOnlyFields) -> np.ndarray:
+        """One checked reward call; returns the total as float64 `[N]`."""
         try:
             result = self._reward_fn(StateBatch(self._state), action, StateBatch(next_state))
         except RewardError:
@@ -129,17 +214,14 @@ class ContractRewardVecEnv(VecEnvWrapper):
                 step=self.steps,
                 traceback=user_traceback(exc, self._filename),
             ) from None
-        checked = _well_formed(result, self.num_envs)
-        if checked is not None:
-            return checked[0], checked[2]
-        total, components = check_output(result, self.num_envs, self.steps)
-        return total, {name: float(values.sum()) for name, values in components.items()}
+        total = _well_formed(result, self.num_envs)
+        if total is None:
+            total = check_output(result, self.num_envs, self.steps)[0]
+        return total
 
     def reset(self) -> Any:
         obs = self.venv.reset()
-        reset_infos = self.venv.reset_infos  # type: ignore[attr-defined]
-        self._layout = reset_infos[0][STATE_KEY].layout
-        self._state = self._fields(_rows(reset_infos))
+        self._state = self._fields(self._states.rows_after_reset(obs))
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -149,32 +231,22 @@ class ContractRewardVecEnv(VecEnvWrapper):
     def step_wait(self) -> Any:
         obs, _env_rewards, dones, infos = self.venv.step_wait()
         assert self._actions is not None
-        next_rows = _rows(infos)
-        next_state = self._fields(next_rows)
+        reached, start = self._states.rows_after_step(obs, dones, infos)
+        next_state = self._fields(reached)
+        action: np.ndarray
         if self._discrete:
             action = np.asarray(self._actions, dtype=np.int64).reshape(-1)
         else:
             action = np.asarray(self._actions, dtype=np.float64).reshape(self.num_envs, -1)
         self.steps += self.num_envs
-        total, sums = self._call(action, next_state)
-        running = self.component_sums
-        for name, value in sums.items():
-            running[name] = running.get(name, 0.0) + value
-        if dones.any():
-            # Where an episode ended, the next transition starts from the reset state.
-            rows = next_rows.copy()
-            reset_infos = self.venv.reset_infos  # type: ignore[attr-defined]
-            for i in np.flatnonzero(dones):
-                rows[i] = reset_infos[i][STATE_KEY].vector
-            self._state = self._fields(rows)
-        else:
-            self._state = next_state
+        total = self._call(action, next_state)
+        self._state = next_state if start is None else self._fields(start)
         return obs, total.astype(np.float32), dones, infos
 
 
-def make_vec_env(adapter: TaskAdapter, n_envs: int, seed: int) -> DummyVecEnv:
+def make_vec_env(adapter: TaskAdapter, n_envs: int, seed: int) -> StateVecEnv:
     """N copies of the task, each exposing its state fields; seeded for reproducibility."""
-    venv = DummyVecEnv([lambda: StateFieldsWrapper(adapter.make_env(), adapter) for _ in range(n_envs)])
+    venv = StateVecEnv(adapter, n_envs)
     venv.seed(seed)
     return venv
 

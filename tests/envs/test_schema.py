@@ -63,18 +63,30 @@ def test_fields_match_schema_after_reset_and_steps(task: str) -> None:
 
 
 @pytest.mark.parametrize("task", BUILT_INS)
-def test_batched_fields_match_schema(task: str) -> None:
+def test_batched_state_rows_match_single_env_fields(task: str) -> None:
+    """The rows training batches (per-env wrappers, or gathered from observations) are the
+    fields each environment reports on its own, after resets and steps."""
     adapter = load_task(task)
     venv = make_vec_env(adapter, 3, seed=0)
-    venv.reset()
-    adapter.schema.validate(stack_fields([info[STATE_KEY] for info in venv.reset_infos]), 3)
-    for _ in range(5):
-        _obs, _rewards, _dones, infos = venv.step(
-            np.stack([venv.action_space.sample() for _ in range(3)])
-        )
-    batch = stack_fields([info[STATE_KEY] for info in infos])
-    adapter.schema.validate(batch, 3)
-    assert all(values.dtype == np.float64 for values in batch.values())
+    singles = [StateFieldsWrapper(adapter.make_env(), adapter) for _ in range(3)]
+    obs = venv.reset()
+    expected = [env.reset(seed=i)[1][STATE_KEY].vector for i, env in enumerate(singles)]
+    np.testing.assert_array_equal(venv.rows_after_reset(obs), expected)
+    venv.action_space.seed(0)
+    for _ in range(40):
+        actions = np.stack([venv.action_space.sample() for _ in range(3)])
+        obs, _rewards, dones, infos = venv.step(actions)
+        reached, start = venv.rows_after_step(obs, dones, infos)
+        starts = []
+        for i, env in enumerate(singles):
+            _o, _r, terminated, truncated, info = env.step(actions[i])
+            np.testing.assert_array_equal(reached[i], info[STATE_KEY].vector)
+            starts.append(env.reset()[1][STATE_KEY].vector if terminated or truncated else None)
+        assert (start is None) == (not dones.any())
+        for i, vector in enumerate(starts):
+            if vector is not None:
+                np.testing.assert_array_equal(start[i], vector)  # type: ignore[index]
+        adapter.schema.validate(stack_fields([adapter.schema.record(r.copy()) for r in reached]), 3)
     venv.close()
 
 
@@ -112,7 +124,13 @@ def test_mujoco_fields_read_the_simulator(task: str) -> None:
         np.testing.assert_array_equal(record["torso_orientation"], qpos[3:7])
         np.testing.assert_array_equal(record["contact_forces"], base.data.cfrc_ext[1:].ravel())  # type: ignore[attr-defined]
     if "is_healthy" in record:
-        assert record["is_healthy"] == float(base.is_healthy)  # type: ignore[attr-defined]
+        # Read from the step's own report: it must agree with the env's test on every step.
+        for _ in range(80):
+            _obs, _r, terminated, truncated, info = env.step(env.action_space.sample())
+            assert info[STATE_KEY]["is_healthy"] == float(base.is_healthy)  # type: ignore[attr-defined]
+            if terminated or truncated:
+                _obs, info = env.reset()
+                assert info[STATE_KEY]["is_healthy"] == float(base.is_healthy)  # type: ignore[attr-defined]
 
 
 def test_pendulum_and_acrobot_fields_are_derived_correctly() -> None:
@@ -134,9 +152,16 @@ def test_pendulum_and_acrobot_fields_are_derived_correctly() -> None:
 def test_describe_is_complete(task: str) -> None:
     adapter = load_task(task)
     described = adapter.describe()
-    assert {"id", "env_id", "goal", "fields", "fitness", "success", "default_algo", "default_steps"} <= set(
-        described
-    )
+    assert {
+        "id",
+        "env_id",
+        "goal",
+        "fields",
+        "fitness",
+        "success",
+        "default_algo",
+        "default_steps",
+    } <= set(described)
     assert described["id"] == task
     assert len(described["goal"]) > 60, "the goal should be a paragraph a user would write"
     assert described["fitness"]
@@ -179,7 +204,7 @@ def test_no_task_at_all_says_what_to_pass() -> None:
 def test_state_batch_is_read_only() -> None:
     batch = StateBatch({"pole_angle": np.array([0.1, -0.2]), "joints": np.zeros((2, 3))})
     with pytest.raises(AttributeError, match="read-only"):
-        batch.pole_angle = np.zeros(2)  # type: ignore[misc]
+        batch.pole_angle = np.zeros(2)
     with pytest.raises(ValueError, match="read-only"):
         batch.pole_angle[0] = 1.0
     with pytest.raises(ValueError, match="read-only"):

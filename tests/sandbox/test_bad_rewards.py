@@ -64,12 +64,18 @@ def cartpole() -> rewardsmith.envs.adapter.TaskAdapter:
 
 @pytest.fixture(scope="module")
 def states(cartpole: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return record_states(cartpole, tmp_path_factory.mktemp("states") / "states.npz", episodes=4, seed=0)
+    return record_states(
+        cartpole, tmp_path_factory.mktemp("states") / "states.npz", episodes=4, seed=0
+    )
 
 
 def train(
-    cartpole: object, sandbox: Sandbox, source: str | None, candidate_dir: Path,
-    limits: Limits = LIMITS, steps: int = 256,
+    cartpole: object,
+    sandbox: Sandbox,
+    source: str | None,
+    candidate_dir: Path,
+    limits: Limits = LIMITS,
+    steps: int = 256,
 ) -> TrainOutcome:
     job = make_job(cartpole, steps=steps, seed=0)  # type: ignore[arg-type]
     job.eval_episodes, job.n_checkpoints = 2, 2
@@ -100,7 +106,9 @@ def job_processes(job_dir: Path) -> list[int]:
 
 def test_02_syntax_error_names_line_and_column() -> None:
     with pytest.raises(RewardError) as info:
-        check_source("import numpy as np\n\ndef compute_reward(state, action, next_state)\n    return 1\n")
+        check_source(
+            "import numpy as np\n\ndef compute_reward(state, action, next_state)\n    return 1\n"
+        )
     assert info.value.category == E.SYNTAX_ERROR
     assert info.value.line == 3 and info.value.column is not None
 
@@ -141,18 +149,33 @@ def test_05_forbidden_import(module: str) -> None:
 # --- 6-12: the smoke test, in the sandbox --------------------------------------------------------
 
 
-def smoke(cartpole: object, sandbox: Sandbox, states: Path, work_dir: Path, body: str, preamble: str = "import numpy as np\n") -> SmokeReport:
+def smoke(
+    cartpole: object,
+    sandbox: Sandbox,
+    states: Path,
+    work_dir: Path,
+    body: str,
+    preamble: str = "import numpy as np\n",
+) -> SmokeReport:
     return smoke_test(cartpole, reward(body, preamble), work_dir, states, sandbox, LIMITS)
 
 
 @pytest.mark.parametrize("value", ["None", "'high'", "1.5"])
-def test_06_return_type(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, value: str) -> None:
+def test_06_return_type(
+    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, value: str
+) -> None:
     expect(smoke(cartpole, sandbox, states, tmp_path, f"    return {value}\n"), E.RETURN_TYPE_ERROR)
 
 
-@pytest.mark.parametrize("total", ["np.ones((len(action), 1))", "np.float64(1.0)", "np.sum(np.ones(len(action)))"])
-def test_07_total_shape(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, total: str) -> None:
-    error = expect(smoke(cartpole, sandbox, states, tmp_path, f"    return {total}, {{}}\n"), E.SHAPE_ERROR)
+@pytest.mark.parametrize(
+    "total", ["np.ones((len(action), 1))", "np.float64(1.0)", "np.sum(np.ones(len(action)))"]
+)
+def test_07_total_shape(
+    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, total: str
+) -> None:
+    error = expect(
+        smoke(cartpole, sandbox, states, tmp_path, f"    return {total}, {{}}\n"), E.SHAPE_ERROR
+    )
     assert "[64]" in error.message  # expected vs got
 
 
@@ -162,14 +185,24 @@ def test_07_total_shape(cartpole: object, sandbox: Sandbox, states: Path, tmp_pa
     ids=["python-number", "wrong-length"],
 )
 def test_08_component_shape_or_dtype(
-    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, component: str, category: ErrorCategory
+    cartpole: object,
+    sandbox: Sandbox,
+    states: Path,
+    tmp_path: Path,
+    component: str,
+    category: ErrorCategory,
 ) -> None:
     body = f"    return np.ones(len(action)), {{'c': {component}}}\n"
     assert expect(smoke(cartpole, sandbox, states, tmp_path, body), category).component == "c"
 
 
-def test_09_name_error_shows_the_users_frame_only(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path) -> None:
-    error = expect(smoke(cartpole, sandbox, states, tmp_path, "    return undefined_name, {}\n"), E.RUNTIME_ERROR)
+def test_09_name_error_shows_the_users_frame_only(
+    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path
+) -> None:
+    error = expect(
+        smoke(cartpole, sandbox, states, tmp_path, "    return undefined_name, {}\n"),
+        E.RUNTIME_ERROR,
+    )
     assert "NameError" in error.message
     assert error.traceback is not None and "reward.py" in error.traceback
     assert "rewardsmith/" not in error.traceback  # no worker frames
@@ -180,28 +213,41 @@ def test_09_name_error_shows_the_users_frame_only(cartpole: object, sandbox: San
     ["np.full(len(action), np.nan)", "np.exp(1000.0 + next_state.cart_position)"],
     ids=["nan", "exp-overflow"],
 )
-def test_10_nonfinite_names_the_component(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, value: str) -> None:
-    body = f"    bad = {value}\n    return np.zeros(len(action)), {{'upright': np.ones(len(action)), 'bad': bad}}\n"
+def test_10_nonfinite_names_the_component(
+    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, value: str
+) -> None:
+    body = f"""\
+    bad = {value}
+    return np.zeros(len(action)), {{'upright': np.ones(len(action)), 'bad': bad}}
+"""
     error = expect(smoke(cartpole, sandbox, states, tmp_path, body), E.NONFINITE_REWARD)
     assert error.component == "bad"
 
 
 @pytest.mark.parametrize(
     "noise",
-    ["np.random.rand(len(action))", "np.full(len(action), typing.sys.modules['time'].perf_counter())"],
+    [
+        "np.random.rand(len(action))",
+        "np.full(len(action), typing.sys.modules['time'].perf_counter())",
+    ],
     ids=["random", "clock"],
 )
-def test_11_nondeterministic_is_a_warning(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, noise: str) -> None:
+def test_11_nondeterministic_is_a_warning(
+    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, noise: str
+) -> None:
     body = f"    r = {noise}\n    return r, {{'noise': r}}\n"
     report = smoke(cartpole, sandbox, states, tmp_path, body, "import typing\nimport numpy as np\n")
     assert report.ok and report.error is None
     assert any(w.startswith("nondeterministic") for w in report.warnings)
 
 
-def test_12_slow_python_loop_is_too_slow(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path) -> None:
+def test_12_slow_python_loop_is_too_slow(
+    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path
+) -> None:
     body = (
         "    out = np.zeros(len(action))\n    for i in range(len(action)):\n"
-        "        for _ in range(20000):\n            out[i] += 1e-6\n    return out, {'slow': out}\n"
+        "        for _ in range(20000):\n            out[i] += 1e-6\n"
+        "    return out, {'slow': out}\n"
     )
     report = smoke(cartpole, sandbox, states, tmp_path, body)
     error = expect(report, E.TOO_SLOW)
@@ -213,19 +259,25 @@ def test_12_slow_python_loop_is_too_slow(cartpole: object, sandbox: Sandbox, sta
 
 
 @pytest.mark.slow
-def test_13_raise_at_step_5000_keeps_log_and_checkpoints(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+def test_13_raise_at_step_5000_keeps_log_and_checkpoints(
+    cartpole: object, sandbox: Sandbox, tmp_path: Path
+) -> None:
     body = (
         "    if len(action) == 8:\n        seen[0] += 8\n"
         "    if seen[0] >= 5000:\n        raise ValueError('broke at 5000')\n" + OK_RETURN
     )
-    outcome = train(cartpole, sandbox, reward(body, "import numpy as np\nseen = [0]\n"), tmp_path, steps=8000)
+    outcome = train(
+        cartpole, sandbox, reward(body, "import numpy as np\nseen = [0]\n"), tmp_path, steps=8000
+    )
     error = expect(outcome, E.RUNTIME_ERROR)
     assert error.step == 5000 and "broke at 5000" in error.message
     assert [c["step"] for c in outcome.checkpoints][:1] == [4000]  # n_checkpoints=2 of 8000 steps
     assert (tmp_path / "job" / "policy.pt").exists() and (tmp_path / "worker.log").exists()
 
 
-def test_14_rare_nan_stops_training_with_step_and_component(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+def test_14_rare_nan_stops_training_with_step_and_component(
+    cartpole: object, sandbox: Sandbox, tmp_path: Path
+) -> None:
     body = (
         "    upright = np.sqrt(0.2 - np.abs(next_state.pole_angle))  # NaN only past 0.2 rad\n"
         "    return upright, {'upright': upright}\n"
@@ -239,9 +291,17 @@ def test_14_rare_nan_stops_training_with_step_and_component(cartpole: object, sa
     ["    while True:\n        pass\n", "    typing.sys.modules['time'].sleep(3600)\n"],
     ids=["15-busy-loop", "16-sleep"],
 )
-def test_15_16_wall_clock_timeout_kills_everything(cartpole: object, sandbox: Sandbox, tmp_path: Path, body: str) -> None:
+def test_15_16_wall_clock_timeout_kills_everything(
+    cartpole: object, sandbox: Sandbox, tmp_path: Path, body: str
+) -> None:
     began = time.monotonic()
-    outcome = train(cartpole, sandbox, reward(body, "import typing\nimport numpy as np\n"), tmp_path, TIMEOUT_LIMITS)
+    outcome = train(
+        cartpole,
+        sandbox,
+        reward(body, "import typing\nimport numpy as np\n"),
+        tmp_path,
+        TIMEOUT_LIMITS,
+    )
     expect(outcome, E.TIMEOUT)
     assert time.monotonic() - began < TIMEOUT_LIMITS.wall_s + 10
     assert job_processes(tmp_path / "job") == []
@@ -249,7 +309,10 @@ def test_15_16_wall_clock_timeout_kills_everything(cartpole: object, sandbox: Sa
 
 @pytest.mark.parametrize(
     "body",
-    ["    big = np.ones(50_000_000_000 // 8)\n", "    hoard = [np.ones(100_000_000 // 8) for _ in range(500)]\n"],
+    [
+        "    big = np.ones(50_000_000_000 // 8)\n",
+        "    hoard = [np.ones(100_000_000 // 8) for _ in range(500)]\n",
+    ],
     ids=["50GB-at-once", "50GB-in-pieces"],
 )
 def test_17_memory_limit(cartpole: object, sandbox: Sandbox, tmp_path: Path, body: str) -> None:
@@ -310,30 +373,39 @@ class Listener:
         self.server.close()
 
 
-def test_19_socket_is_blocked_and_nothing_is_sent(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+def test_19_socket_is_blocked_and_nothing_is_sent(
+    cartpole: object, sandbox: Sandbox, tmp_path: Path
+) -> None:
     listener = Listener()
     try:
         body = (
             "    s = imp('socket').create_connection(('127.0.0.1', PORT), timeout=2)\n"
             "    s.sendall(b'stolen')\n" + OK_RETURN
         )
-        outcome = train(cartpole, sandbox, reward(body, ESCAPE + f"PORT = {listener.port}\n"), tmp_path)
+        outcome = train(
+            cartpole, sandbox, reward(body, ESCAPE + f"PORT = {listener.port}\n"), tmp_path
+        )
     finally:
         listener.close()
     expect(outcome, E.NETWORK_BLOCKED)
     assert listener.received == []
 
 
-def test_19_host_unix_sockets_are_unreachable(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+def test_19_host_unix_sockets_are_unreachable(
+    cartpole: object, sandbox: Sandbox, tmp_path: Path
+) -> None:
     """The Docker engine's socket would be root on the host: the worker must not reach it."""
-    body = (
-        "    results = []\n"
-        "    for path in ['/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock']:\n"
-        "        s = imp('socket').socket(imp('socket').AF_UNIX)\n"
-        "        try:\n            s.connect(path)\n            results.append('CONNECTED ' + path)\n"
-        "        except OSError as exc:\n            results.append('blocked ' + path + ' ' + str(exc.strerror))\n"
-        "    raise ValueError('; '.join(results))\n"
-    )
+    body = """\
+    results = []
+    for path in ['/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock']:
+        s = imp('socket').socket(imp('socket').AF_UNIX)
+        try:
+            s.connect(path)
+            results.append('CONNECTED ' + path)
+        except OSError as exc:
+            results.append('blocked ' + path + ' ' + str(exc.strerror))
+    raise ValueError('; '.join(results))
+"""
     error = expect(train(cartpole, sandbox, reward(body, ESCAPE), tmp_path), E.RUNTIME_ERROR)
     assert "CONNECTED" not in error.message and error.message.count("blocked") == 3
 
@@ -343,16 +415,20 @@ def test_20_canary_key_never_reaches_the_worker(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     monkeypatch.setenv("REWARDSMITH_TEST_TOKEN", CANARY)
-    body = (
-        "    os = imp('os')\n    found = [repr(dict(os.environ))]\n"
-        "    for pid in ['self', str(os.getppid()), '1'] + [p for p in os.listdir('/proc') if p.isdigit()]:\n"
-        "        try:\n"
-        "            found.append(imp('io').open('/proc/' + pid + '/environ', 'rb').read().decode(errors='replace'))\n"
-        "        except OSError as exc:\n            found.append(pid + ': ' + str(exc))\n"
-        "    text = '\\n'.join(found)\n    print(text)\n"
-        "    imp('io').open('leak.txt', 'w').write(text)\n"
-        "    raise ValueError(text[:3000])\n"
-    )
+    body = """\
+    os = imp('os')
+    found = [repr(dict(os.environ))]
+    for pid in ['self', str(os.getppid()), '1'] + [p for p in os.listdir('/proc') if p.isdigit()]:
+        try:
+            environ = imp('io').open('/proc/' + pid + '/environ', 'rb').read()
+            found.append(environ.decode(errors='replace'))
+        except OSError as exc:
+            found.append(pid + ': ' + str(exc))
+    text = ' '.join(found)
+    print(text)
+    imp('io').open('leak.txt', 'w').write(text)
+    raise ValueError(text[:3000])
+"""
     outcome = train(cartpole, sandbox, reward(body, ESCAPE), tmp_path)
     error = expect(outcome, E.RUNTIME_ERROR)
     assert "PATH" in error.message  # the worker did read its environment...
@@ -380,7 +456,9 @@ def store_root() -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
-def test_21_writes_outside_the_job_dir_are_denied(cartpole: object, sandbox: Sandbox, store_root: Path) -> None:
+def test_21_writes_outside_the_job_dir_are_denied(
+    cartpole: object, sandbox: Sandbox, store_root: Path
+) -> None:
     tmp_path = store_root
     store = tmp_path / "runs" / "run-1"
     other = store / "round_01" / "cand_00"
@@ -397,8 +475,13 @@ def test_21_writes_outside_the_job_dir_are_denied(cartpole: object, sandbox: San
     before = checksums(tmp_path / "runs", skip=candidate)
     package_before = package_file.read_bytes()
     targets = [
-        store / "run.json", store / "planted.txt", other / "eval" / "evaluation.json",
-        candidate / "eval" / "evaluation.json", home_file, package_file, Path("/tmp/rewardsmith-escape.txt"),
+        store / "run.json",
+        store / "planted.txt",
+        other / "eval" / "evaluation.json",
+        candidate / "eval" / "evaluation.json",
+        home_file,
+        package_file,
+        Path("/tmp/rewardsmith-escape.txt"),
     ]
     body = (
         "    results = []\n"
@@ -420,10 +503,19 @@ def test_21_writes_outside_the_job_dir_are_denied(cartpole: object, sandbox: San
     assert not home_file.exists() and not Path("/tmp/rewardsmith-escape.txt").exists()
 
 
-def test_22_gigabyte_of_output_is_truncated_and_costs_no_memory(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
-    body = "    line = 'x' * 1_000_000\n    for _ in range(1000):\n        print(line)\n    raise ValueError('done printing')\n"
+def test_22_gigabyte_of_output_is_truncated_and_costs_no_memory(
+    cartpole: object, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    body = """\
+    line = 'x' * 1_000_000
+    for _ in range(1000):
+        print(line)
+    raise ValueError('done printing')
+"""
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    outcome = train(cartpole, sandbox, reward(body), tmp_path, Limits(wall_s=60, memory_mb=2048, processes=64))
+    outcome = train(
+        cartpole, sandbox, reward(body), tmp_path, Limits(wall_s=60, memory_mb=2048, processes=64)
+    )
     rss_growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
     expect(outcome, E.RUNTIME_ERROR)
     log = (tmp_path / "worker.log").read_text()
@@ -435,35 +527,96 @@ def test_22_gigabyte_of_output_is_truncated_and_costs_no_memory(cartpole: object
     assert rss_growth_mb < 100, f"the orchestrator grew by {rss_growth_mb:.0f} MB"
 
 
-def test_23_exit_zero_without_result_is_sandbox_died(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
-    expect(train(cartpole, sandbox, reward("    imp('os')._exit(0)\n", ESCAPE), tmp_path), E.SANDBOX_DIED)
+def test_23_exit_zero_without_result_is_sandbox_died(
+    cartpole: object, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    expect(
+        train(cartpole, sandbox, reward("    imp('os')._exit(0)\n", ESCAPE), tmp_path),
+        E.SANDBOX_DIED,
+    )
 
 
-def test_24_segfault_is_crashed_with_the_signal(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+def test_24_segfault_is_crashed_with_the_signal(
+    cartpole: object, sandbox: Sandbox, tmp_path: Path
+) -> None:
     began = time.monotonic()
-    error = expect(train(cartpole, sandbox, reward("    imp('ctypes').string_at(0)\n", ESCAPE), tmp_path), E.CRASHED)
+    error = expect(
+        train(cartpole, sandbox, reward("    imp('ctypes').string_at(0)\n", ESCAPE), tmp_path),
+        E.CRASHED,
+    )
     assert "SIGSEGV" in error.message and time.monotonic() - began < 30
     assert error.traceback is not None and "reward.py" in error.traceback  # faulthandler's stack
 
 
-# --- the next candidate still runs; results cannot be forged ---------------------------------------
+# --- the other rlimits ----------------------------------------------------------------------------
 
 
-def test_good_candidate_runs_after_the_bad_ones(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+def test_cpu_time_limit(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path) -> None:
+    limits = Limits(wall_s=30, memory_mb=1024, cpu_s=2)
+    report = smoke_test(
+        cartpole, reward("    while True:\n        pass\n"), tmp_path, states, sandbox, limits
+    )
+    assert "CPU-time" in expect(report, E.TIMEOUT).message
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("    imp('io').open('big.bin', 'wb').write(b'x' * 2_000_000)\n", "File too large"),
+        (
+            "    keep = [imp('io').open('f' + str(i), 'w') for i in range(500)]\n",
+            "Too many open files",
+        ),
+    ],
+    ids=["file-size", "open-files"],
+)
+def test_file_size_and_open_file_limits(
+    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, body: str, says: str
+) -> None:
+    limits = Limits(wall_s=30, memory_mb=1024, file_mb=1, open_files=128)
+    report = smoke_test(
+        cartpole, reward(body + OK_RETURN, ESCAPE), tmp_path, states, sandbox, limits
+    )
+    assert says in expect(report, E.RUNTIME_ERROR).message
+
+
+# --- the next candidate still runs; results cannot be forged -----------------------------------
+
+
+def test_good_candidate_runs_after_the_bad_ones(
+    cartpole: object, sandbox: Sandbox, tmp_path: Path
+) -> None:
     outcome = train(cartpole, sandbox, cartpole.reward_source("human"), tmp_path)  # type: ignore[attr-defined]
     assert outcome.ok, outcome.error
     assert outcome.fitness is not None and outcome.fitness > 0
 
 
+def test_smoke_passes_a_good_reward(
+    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path
+) -> None:
+    source = cartpole.reward_source("human")  # type: ignore[attr-defined]
+    report = smoke_test(cartpole, source, tmp_path, states, sandbox, LIMITS)
+    assert report.ok and report.error is None and report.warnings == []
+    assert report.calls_per_s is not None and report.calls_per_s > 1000
+
+
 @pytest.mark.slow
-def test_a_reward_cannot_forge_its_own_score(cartpole: object, sandbox: Sandbox, tmp_path: Path) -> None:
+def test_a_reward_cannot_forge_its_own_score(
+    cartpole: object, sandbox: Sandbox, tmp_path: Path
+) -> None:
     """The worker may write anything in its job dir; the fitness still comes from the evaluator."""
+    forged = '{"status": "ok", "fitness": 1e9, "steps": 1}'
     body = (
-        "    if not done[0]:\n        done[0] = True\n"
-        "        for name in ['result.json', 'evaluation.json', 'metrics.jsonl']:\n"
-        "            imp('io').open(name, 'w').write('{\"status\": \"ok\", \"fitness\": 1e9, \"steps\": 1}')\n"
-        "        try:\n            imp('io').open('../eval/evaluation.json', 'w').write('{\"fitness\": 1e9}')\n"
-        "        except OSError:\n            pass\n" + OK_RETURN
+        f"""\
+    if not done[0]:
+        done[0] = True
+        for name in ['result.json', 'evaluation.json', 'metrics.jsonl', '../eval/evaluation.json']:
+            try:
+                imp('io').open(name, 'w').write({forged!r})
+            except OSError:
+                pass
+"""
+        + OK_RETURN
     )
     outcome = train(cartpole, sandbox, reward(body, ESCAPE + "done = [False]\n"), tmp_path)
     assert outcome.ok, outcome.error
@@ -472,7 +625,9 @@ def test_a_reward_cannot_forge_its_own_score(cartpole: object, sandbox: Sandbox,
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_docker_and_process_backends_train_to_the_same_fitness(cartpole: object, tmp_path: Path) -> None:
+def test_docker_and_process_backends_train_to_the_same_fitness(
+    cartpole: object, tmp_path: Path
+) -> None:
     ready, why = docker_status()
     if not ready:
         pytest.skip(f"Docker backend not usable: {why}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,8 +20,8 @@ from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.sandbox import job as files
 from rewardsmith.sandbox.executor import Limits, ProcessSandbox
-from rewardsmith.sandbox.trajectories import load_episodes
 from rewardsmith.sandbox.training import TrainOutcome, make_job, train_reward
+from rewardsmith.sandbox.trajectories import load_episodes
 
 pytestmark = pytest.mark.slow
 
@@ -30,14 +31,22 @@ STEPS = 2048  # 8 PPO updates of 8 envs x 32 steps
 CHECKPOINTS = 4
 
 
-def train(adapter: TaskAdapter, source: str | None, out: Path, steps: int = STEPS) -> TrainOutcome:
+def train(
+    adapter: TaskAdapter,
+    source: str | None,
+    out: Path,
+    steps: int = STEPS,
+    checkpoints: int = CHECKPOINTS,
+) -> TrainOutcome:
     job = make_job(adapter, steps=steps, seed=0)
-    job.n_checkpoints, job.eval_episodes = CHECKPOINTS, 3
+    job.n_checkpoints, job.eval_episodes = checkpoints, 3
     return train_reward(adapter, job, source, out, ProcessSandbox(), LIMITS)
 
 
-def metrics(out: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (out / "job" / files.METRICS_FILE).read_text().splitlines()]
+def metrics(out: Path) -> list[dict[str, Any]]:
+    return [
+        json.loads(line) for line in (out / "job" / files.METRICS_FILE).read_text().splitlines()
+    ]
 
 
 def test_cartpole_human_reward_job(tmp_path: Path) -> None:
@@ -52,23 +61,29 @@ def test_cartpole_human_reward_job(tmp_path: Path) -> None:
     steps = [r["step"] for r in records]
     assert steps == sorted(steps) and steps[-1] >= STEPS - 256
     for record in records:
-        assert {"fitness", "success_rate", "episode_length", "reward_return", "components"} <= set(record)
-        assert set(record["components"]) == {"alive"}  # type: ignore[arg-type]
+        assert {"fitness", "success_rate", "episode_length", "reward_return", "components"} <= set(
+            record
+        )
+        assert set(record["components"]) == {"alive"}
         # CartPole's human reward is +1 per step: the return is the episode length.
         assert record["reward_return"] == pytest.approx(record["episode_length"])
-    assert outcome.checkpoints == records and outcome.final_components() == records[-1]["components"]
+    assert (
+        outcome.checkpoints == records and outcome.final_components() == records[-1]["components"]
+    )
 
     # The policy, and the evaluation the separate evaluator wrote (never the worker).
     assert (tmp_path / "job" / files.POLICY_FILE).stat().st_size > 1000
     evaluation = json.loads((tmp_path / "eval" / files.EVAL_FILE).read_text())
     assert evaluation == outcome.evaluation
-    assert 8 <= outcome.fitness <= 500  # type: ignore[operator]
+    assert outcome.fitness is not None and 8 <= outcome.fitness <= 500
     assert outcome.success_rate is not None and 0.0 <= outcome.success_rate <= 1.0
 
     # Trajectories: every evaluation episode, with its state fields, actions, fitness and success.
     episodes = load_episodes(tmp_path / "eval" / files.TRAJECTORIES_FILE)
     assert len(episodes) == len(evaluation["fitness_per_episode"])
-    for (episode, fitness, success), expected in zip(episodes, evaluation["fitness_per_episode"], strict=True):
+    for (episode, fitness, success), expected in zip(
+        episodes, evaluation["fitness_per_episode"], strict=True
+    ):
         assert fitness == expected == adapter.fitness(episode)
         assert success == adapter.success(episode)
         assert set(episode.states) == set(adapter.schema.names)
@@ -101,10 +116,14 @@ def test_reward_that_raises_mid_training(tmp_path: Path) -> None:
     assert error.category == ErrorCategory.RUNTIME_ERROR, str(error)
     assert "reward blew up after 200 calls" in error.message
     assert error.step is not None and 1400 <= error.step <= 1608
-    assert error.traceback is not None and "reward.py" in error.traceback and "line 8" in error.traceback
+    assert (
+        error.traceback is not None
+        and "reward.py" in error.traceback
+        and "line 9" in error.traceback
+    )
     assert "site-packages" not in error.traceback and "rewardsmith/" not in error.traceback
     records = metrics(tmp_path)
-    assert 1 <= len(records) and all(r["step"] < error.step for r in records)  # type: ignore[operator]
+    assert len(records) >= 1 and all(r["step"] < error.step for r in records)
     assert outcome.checkpoints == records
     assert (tmp_path / "job" / files.POLICY_FILE).exists()
     assert outcome.evaluation == {} and not (tmp_path / "eval" / files.EVAL_FILE).exists()
@@ -115,37 +134,41 @@ NAN_IN_RARE_STATES = """import numpy as np
 
 def compute_reward(state, action, next_state):
     alive = np.ones(len(action))
-    # NaN only when the cart races along the track: no state at the start of training does that.
-    fast = np.abs(next_state.cart_velocity) > 1.6
-    speed_penalty = np.where(fast, np.nan, 0.0)
-    return alive + speed_penalty, {"alive": alive, "speed_penalty": speed_penalty}
+    # NaN only far out on the track: random early play falls over long before it gets there.
+    far = np.abs(next_state.cart_position) > 1.5
+    edge_penalty = np.where(far, np.nan, 0.0)
+    return alive + edge_penalty, {"alive": alive, "edge_penalty": edge_penalty}
 """
 
 
 def test_reward_that_returns_nan_in_rare_states(tmp_path: Path) -> None:
     """BAD_REWARDS 14: nonfinite_reward naming the component and the step; training stops."""
     adapter = load_task("cartpole")
-    outcome = train(adapter, NAN_IN_RARE_STATES, tmp_path, steps=30_000)
+    # Checkpoints every 3,000 steps; with seed 0 the cart first gets that far at ~3,800 steps.
+    outcome = train(adapter, NAN_IN_RARE_STATES, tmp_path, steps=30_000, checkpoints=10)
     assert outcome.error is not None, "the NaN state was never reached"
     error = outcome.error
     assert error.category == ErrorCategory.NONFINITE_REWARD, str(error)
-    assert error.component == "speed_penalty" and "'speed_penalty'" in error.message
-    assert error.step is not None and 8 < error.step < 30_000
+    assert error.component == "edge_penalty" and "'edge_penalty'" in error.message
+    assert error.step is not None and 3_000 < error.step < 30_000
     assert outcome.steps == 0 and outcome.evaluation == {}
-    assert all(r["step"] < error.step for r in metrics(tmp_path))  # type: ignore[operator]
+    records = metrics(tmp_path)
+    assert records and all(r["step"] < error.step for r in records)
 
 
 def test_task_file_job(tmp_path: Path) -> None:
     """A user task file end to end: copied into the job, reloaded by the worker and evaluator."""
     adapter = load_task(task_file=EXAMPLES / "cartpole_task.toml")
-    outcome = train(adapter, adapter.reward_source("human"), tmp_path / "human")  # the env's own reward
+    outcome = train(
+        adapter, adapter.reward_source("human"), tmp_path / "human", steps=1024
+    )  # env's reward
     assert outcome.ok, f"{outcome.error}\n{(tmp_path / 'human' / 'worker.log').read_text()[-2000:]}"
-    assert (tmp_path / "human" / "job" / files.TASK_FILE).read_text() == (EXAMPLES / "cartpole_task.toml").read_text()
-    assert outcome.checkpoints[-1]["components"] == {"env_reward": outcome.checkpoints[-1]["reward_return"]}
+    assert (tmp_path / "human" / "job" / files.TASK_FILE).read_text() == (
+        EXAMPLES / "cartpole_task.toml"
+    ).read_text()
+    assert outcome.checkpoints[-1]["components"] == {
+        "env_reward": outcome.checkpoints[-1]["reward_return"]
+    }
     assert outcome.fitness is not None and outcome.fitness >= 8
-
-    outcome = train(adapter, adapter.reward_source("sparse"), tmp_path / "sparse", steps=1024)
-    assert outcome.ok, str(outcome.error)
-    assert set(outcome.final_components()) == {"failure"}
-    episodes = load_episodes(tmp_path / "sparse" / "eval" / files.TRAJECTORIES_FILE)
+    episodes = load_episodes(tmp_path / "human" / "eval" / files.TRAJECTORIES_FILE)
     assert set(episodes[0][0].states) == set(adapter.schema.names)

@@ -1,4 +1,4 @@
-"""Pendulum-v1's own reward: minus angle^2, 0.1 * velocity^2 and 0.001 * torque^2 (pre-step state)."""
+"""Pendulum-v1's own reward: minus angle^2, 0.1 velocity^2 and 0.001 torque^2 (pre-step state)."""
 
 import numpy as np
 

@@ -21,10 +21,18 @@ class LunarLander(TaskAdapter):
     )
     schema = StateSchema(
         (
-            Field("x_position", "horizontal position; the pad centre is 0, the screen edges +-1", "screen halves"),
+            Field(
+                "x_position",
+                "horizontal position; the pad centre is 0, the screen edges +-1",
+                "screen halves",
+            ),
             Field("y_position", "height above the pad", "screen halves"),
             Field("x_velocity", "horizontal velocity", "screen halves per 50 steps"),
-            Field("y_velocity", "vertical velocity, negative when falling", "screen halves per 50 steps"),
+            Field(
+                "y_velocity",
+                "vertical velocity, negative when falling",
+                "screen halves per 50 steps",
+            ),
             Field("angle", "tilt from upright", "rad"),
             Field("angular_velocity", "tilt rate", "rad per 2.5 steps"),
             Field("left_leg_contact", "1.0 while the left leg touches the ground, else 0.0"),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from rewardsmith.envs.adapter import Episode, TaskAdapter, TrainingDefaults
+from rewardsmith.envs.obs_layout import FromInfo, FromObs, ObservationLayout
 from rewardsmith.envs.schema import Field, StateSchema
 
 # rl-baselines3-zoo's MuJoCo PPO settings (normalised observations), with a higher learning rate
@@ -30,7 +32,11 @@ _MUJOCO_PPO = {
         "net_arch": {"pi": [256, 256], "vf": [256, 256]},
     },
 }
-_MUJOCO_SAC = {"learning_starts": 5_000, "batch_size": 256, "policy_kwargs": {"net_arch": [256, 256]}}
+_MUJOCO_SAC = {
+    "learning_starts": 5_000,
+    "batch_size": 256,
+    "policy_kwargs": {"net_arch": [256, 256]},
+}
 
 
 def _training(steps: int) -> TrainingDefaults:
@@ -58,19 +64,27 @@ class _Locomotion(TaskAdapter):
     height_index: int
     planar: bool = True
 
-    @property
-    def n_joints(self) -> int:
-        return self.joint_slice.stop - self.joint_slice.start
+    @cached_property
+    def _slots(self) -> tuple[slice, slice, slice, slice | None, int | None]:
+        """Where the simulator's arrays go in the flat state vector (from the schema's layout).
 
-    @property
-    def has_healthy(self) -> bool:
-        return "is_healthy" in self.schema.layout
+        Torso height, torso angle (planar) or orientation (spatial) and the joint angles are one
+        contiguous run of `qpos`, so a single copy fills them.
+        """
+        layout = self.schema.layout
+        joints = layout["joint_angles"]
+        assert isinstance(joints, slice)
+        body = slice(layout["torso_height"], joints.stop)
+        qpos_body = slice(self.height_index, self.joint_slice.stop)
+        forces = layout.get("contact_forces")
+        healthy = layout.get("is_healthy")
+        return body, qpos_body, layout["joint_velocities"], forces, healthy  # type: ignore[return-value]
 
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
-        # Filled in schema order (see `_planar_fields` / `_spatial_fields`) with few numpy calls:
-        # this runs on every environment step. The env reports the x (and y) position and the
-        # velocity it rewarded (a finite difference over the step); after a reset there is no
-        # velocity yet, so the simulator's stands in.
+        # This runs on every environment step, so it makes few numpy calls. The env reports the
+        # x (and y) position and the velocity it rewarded (a finite difference over the step);
+        # after a reset there is no velocity yet, so the simulator's stands in.
+        body, qpos_body, joint_velocities, forces, healthy = self._slots
         base: Any = env.unwrapped
         data = base.data
         qpos, qvel = data.qpos, data.qvel
@@ -78,29 +92,34 @@ class _Locomotion(TaskAdapter):
         vector[0] = info.get("x_position", qpos[0])
         if self.planar:
             vector[1] = info.get("x_velocity", qvel[0])
-            start = 2
         else:
             vector[1] = info.get("y_position", qpos[1])
             vector[2] = info.get("x_velocity", qvel[0])
             vector[3] = info.get("y_velocity", qvel[1])
-            start = 4
-        # torso height, torso angle (planar) or orientation (spatial), joint angles: contiguous.
-        body = qpos[self.height_index : self.joint_slice.stop]
-        end = start + body.size
-        vector[start:end] = body
-        start, end = end, end + self.n_joints
-        vector[start:end] = qvel[self.joint_velocity_slice]
-        if not self.planar:
-            forces = data.cfrc_ext[1:]
-            start, end = end, end + forces.size
-            vector[start:end] = forces.ravel()
-        if self.has_healthy:
-            vector[end] = 1.0 if base.is_healthy else 0.0
+        vector[body] = qpos[qpos_body]
+        vector[joint_velocities] = qvel[self.joint_velocity_slice]
+        if forces is not None:
+            vector[forces] = data.cfrc_ext[1:].ravel()
+        if healthy is not None:
+            vector[healthy] = 1.0 if _is_healthy(base, info) else 0.0
         return vector
 
     def fitness(self, episode: Episode) -> float:
         x = episode.states["x_position"]
         return float(x[-1] - x[0])
+
+
+def _is_healthy(base: Any, info: dict[str, Any]) -> bool:
+    """The env's own healthiness test, read from the step it just took where possible.
+
+    After a step the v5 envs report `reward_survive = is_healthy * healthy_reward` (computed on
+    the same post-step state), which is exact and spares re-running `is_healthy`, the costliest
+    part of the state on Hopper. After a reset, or with a zero healthy reward, ask the env.
+    """
+    survive = info.get("reward_survive")
+    if survive is not None and base._healthy_reward != 0:
+        return bool(survive != 0)
+    return bool(base.is_healthy)
 
 
 def _planar_fields(n_joints: int, healthy: bool) -> StateSchema:
@@ -109,7 +128,9 @@ def _planar_fields(n_joints: int, healthy: bool) -> StateSchema:
         _X_VELOCITY,
         Field("torso_height", "height of the torso above the ground", "m"),
         Field("torso_angle", "pitch of the torso; 0 is its starting posture", "rad"),
-        Field("joint_angles", "angles of the leg joints (thigh, leg, foot, ...)", "rad", (n_joints,)),
+        Field(
+            "joint_angles", "angles of the leg joints (thigh, leg, foot, ...)", "rad", (n_joints,)
+        ),
         Field("joint_velocities", "angular velocities of the leg joints", "rad/s", (n_joints,)),
     ]
     if healthy:
@@ -127,7 +148,9 @@ def _spatial_fields(n_joints: int, n_bodies: int) -> StateSchema:
             Field("torso_height", "height of the torso above the ground", "m"),
             Field("torso_orientation", "torso orientation quaternion (w, x, y, z)", "", (4,)),
             Field("joint_angles", "angles of the limb joints", "rad", (n_joints,)),
-            Field("joint_velocities", "angular velocities of the limb joints", "rad/s", (n_joints,)),
+            Field(
+                "joint_velocities", "angular velocities of the limb joints", "rad/s", (n_joints,)
+            ),
             Field(
                 "contact_forces",
                 f"external contact forces and torques on the {n_bodies} bodies (6 per body)",
@@ -149,6 +172,22 @@ class HalfCheetah(_Locomotion):
     schema = _planar_fields(6, healthy=False)
     joint_slice, joint_velocity_slice, height_index = slice(3, 9), slice(3, 9), 1
     training = _training(200_000)
+    # Its observation is qpos[1:] (9 - 1 entries) then qvel (9), all float64, and its info has the
+    # x position and the rewarded velocity: every field can be read from them, for all N at once.
+    obs_layout = ObservationLayout(
+        schema,
+        (
+            FromInfo("x_position", "x_position"),
+            FromInfo("x_velocity", "x_velocity", fallback_index=8),  # qvel[0] after a reset
+            FromObs("torso_height", (0,)),
+            FromObs("torso_angle", (1,)),
+            FromObs("joint_angles", (2, 3, 4, 5, 6, 7)),
+            FromObs("joint_velocities", (11, 12, 13, 14, 15, 16)),
+        ),
+    )
+
+    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        return self.obs_layout.row(obs, info)
 
 
 class Hopper(_Locomotion):

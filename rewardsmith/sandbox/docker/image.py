@@ -14,11 +14,11 @@ Run `python -m rewardsmith.sandbox.docker.image` (or `rewardsmith doctor --build
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
 import tarfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +26,29 @@ IMAGE = "rewardsmith-worker:latest"
 LABEL_KIND = "rewardsmith.worker-image"
 LABEL_MODE = "rewardsmith.mode"  # "host-mounts" (this module) or "self-contained" (Dockerfile)
 LABEL_HOST_DIRS = "rewardsmith.host-dirs"  # top-level host directories to bind read-only
-TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
-EMPTY_DIRS = ("dev", "proc", "sys", "tmp", "run", "root", "home", "etc", "usr", "var", "work", "opt")
+LABEL_VERSION = "rewardsmith.image-version"
+IMAGE_VERSION = "2"  # bump when the backend needs something new of the image; older ones rebuild
+TOP_LEVEL = ("bin", "lib", "lib32", "lib64", "libx32")
+# `sbin` stays a real directory: Docker mounts its init (`--init`) at /sbin/docker-init.
+EMPTY_DIRS = (
+    "dev",
+    "proc",
+    "sys",
+    "tmp",
+    "run",
+    "root",
+    "home",
+    "etc",
+    "usr",
+    "var",
+    "work",
+    "opt",
+    "sbin",
+)
 ETC_FILES = {
-    "etc/passwd": "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
+    "etc/passwd": (
+        "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
+    ),
     "etc/group": "root:x:0:\nnogroup:x:65534:\n",
     "etc/hosts": "127.0.0.1 localhost\n",
     "etc/nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
@@ -53,7 +72,7 @@ def rootfs_tar() -> tuple[bytes, list[str]]:
     """The image's whole root filesystem as a tarball, and the host dirs it expects mounted."""
     links, dirs = host_layout()
     buffer = io.BytesIO()
-    now = int(time.time())
+    now = 0  # reproducible: the same layer every build
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for name in sorted({*EMPTY_DIRS, *(d for d in dirs if d not in links)}):
             info = tarfile.TarInfo(name)
@@ -77,15 +96,25 @@ def build_image(client: Any = None, image: str = IMAGE) -> str:
     import docker
 
     client = client or docker.from_env(timeout=120)
+    old = None
+    with contextlib.suppress(docker.errors.ImageNotFound):
+        old = client.images.get(image).id
     data, dirs = rootfs_tar()
     repository, _, tag = image.partition(":")
     changes = [
-        f'LABEL {LABEL_KIND}="1" {LABEL_MODE}="host-mounts" {LABEL_HOST_DIRS}="{",".join(dirs)}"',
+        f'LABEL {LABEL_KIND}="1" {LABEL_MODE}="host-mounts" {LABEL_HOST_DIRS}="{",".join(dirs)}" '
+        f'{LABEL_VERSION}="{IMAGE_VERSION}"',
         "ENV PATH=/usr/local/bin:/usr/bin:/bin",
         "WORKDIR /tmp",
     ]
-    client.api.import_image_from_data(data, repository=repository, tag=tag or "latest", changes=changes)
-    return str(client.images.get(image).id)
+    client.api.import_image_from_data(
+        data, repository=repository, tag=tag or "latest", changes=changes
+    )
+    new = str(client.images.get(image).id)
+    if old is not None and old != new:
+        with contextlib.suppress(docker.errors.APIError):
+            client.images.remove(old)  # the previous build, now untagged
+    return new
 
 
 def main() -> int:

@@ -1,0 +1,36 @@
+"""`rewardsmith report RUN`: a self-contained HTML page with figures, plus the figures as PNGs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rewardsmith.commands.common import console
+from rewardsmith.commands.runs_list import RunArgument, RunsDirOption, load, run_errors
+
+
+def report(
+    run: RunArgument,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Directory for report.html and the PNGs (default: RUN/report)."
+        ),
+    ] = None,
+    runs_dir: RunsDirOption = Path("runs"),
+) -> None:
+    """Write an HTML report with figures and the best code, plus the figures as PNGs.
+
+    Figures: best fitness per round against the human and sparse rewards, every candidate's
+    fitness, the best reward's components over training, the final evaluation with error bars.
+    """
+    from rewardsmith.runs.report import write_report
+
+    view = load(run, runs_dir)
+    with run_errors():
+        page, pngs = write_report(view, (out or view.path / "report").resolve())
+    names = ", ".join(p.name for p in pngs)
+    console.print(f"wrote [bold]{page}[/]" + (f" and {names}" if names else ""), highlight=False)
+    console.print(f"open it in a browser: {page.as_uri()}", highlight=False, soft_wrap=True)

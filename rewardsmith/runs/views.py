@@ -1,0 +1,427 @@
+"""A run directory read into one view model, for the commands and the report that look at runs.
+
+Reading never writes: the index is opened read-only (the store's own `Run` would create or migrate
+it), so a run can be inspected on a read-only disk, while it is still running, or after it was
+copied from someone else. Anything missing, damaged or written by a newer rewardsmith raises
+`RunStoreError` with a message that says so.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rewardsmith.runs.atomic import read_json
+from rewardsmith.runs.index import MIGRATIONS
+from rewardsmith.runs.schema import RunStoreError, newer_version_error, read_record
+from rewardsmith.runs.store import Run, RunStore
+
+_KEY = re.compile(r"r(\d+)c(\d+)")
+_CODE_BLOCK = re.compile(r"```[a-z]*\n.*?```", re.DOTALL)
+_DESIGN_STAGE = {"extract_error": "design", "llm_error": "design"}
+
+
+@dataclass
+class CandidateView:
+    """One candidate: where it ended up, and where its files are."""
+
+    round: int
+    idx: int
+    attempt: int
+    status: str
+    category: str | None
+    message: str | None
+    fitness: float | None
+    success_rate: float | None
+    parent: str | None
+    path: Path
+    is_round_best: bool = False
+    is_best: bool = False
+
+    @property
+    def key(self) -> str:
+        return candidate_key(self.round, self.idx)
+
+    @property
+    def stage(self) -> str | None:
+        """Which step stopped it: design (no usable code), critic, preference check, training."""
+        if self.status == "failed":
+            return "training"
+        if self.status != "rejected":
+            return None
+        if self.category == "preference_rejected":
+            return "preference check"
+        return _DESIGN_STAGE.get(self.category or "", "critic")
+
+    @property
+    def fate(self) -> str:
+        """A short phrase for listings: what happened to it, and why."""
+        reason = f"{self.category}: {self.message}" if self.category else (self.message or "")
+        if self.status == "trained":
+            return "trained"
+        if self.status == "rejected":
+            return {
+                "design": f"no usable code ({reason})",
+                "preference check": f"rejected by the preference check ({reason})",
+            }.get(self.stage or "", f"rejected by the critic ({reason})")
+        if self.status == "failed":
+            return f"training failed ({reason})"
+        return "designed; not checked yet"
+
+    def code(self) -> str | None:
+        """The reward code, or None when none was extracted from the reply."""
+        return _read_text(self.path / "reward.py")
+
+    def response(self) -> str | None:
+        """The designer's raw reply."""
+        return _read_text(self.path / "response.md")
+
+    def prompt(self) -> dict[str, Any] | None:
+        """`{"messages": [...], "prompt_hash": ...}` exactly as sent."""
+        return _read_optional_record(self.path / "prompt.json")
+
+    def critique(self) -> dict[str, Any] | None:
+        return _read_optional_record(self.path / "critique.json")
+
+    def outcome(self) -> dict[str, Any] | None:
+        """The training outcome: fitness, evaluation and the checkpoints over training."""
+        path = self.path / "outcome.json"
+        if not path.is_file():
+            return None
+        try:
+            data: dict[str, Any] = read_json(path)
+        except ValueError as e:
+            raise RunStoreError(f"{path} is not valid JSON ({e}); the file is damaged") from e
+        return data
+
+    def checkpoints(self) -> list[dict[str, Any]]:
+        return list((self.outcome() or {}).get("checkpoints", []))
+
+    def analysis(self) -> dict[str, Any]:
+        """The analyzer's record (statistics, advice, reward-hacking flag); empty if untrained."""
+        return _read_optional_record(self.path / "analysis.json") or {}
+
+    def hacking_reasons(self) -> list[str]:
+        """Why the analyzer suspects reward hacking (return rising while fitness does not)."""
+        hacking = self.analysis().get("hacking") or {}
+        return list(hacking.get("reasons", [])) if hacking.get("suspect") else []
+
+
+@dataclass
+class Reflection:
+    """The feedback a round fed forward: statistics, advice and code of the best so far."""
+
+    key: str
+    fitness: float | None
+    text: str
+    """reflection.md as the prompt carried it, best code included."""
+
+    def without_code(self) -> str:
+        """The text with the code block replaced by a note (the code is shown elsewhere)."""
+        return _CODE_BLOCK.sub(f"[the code of {self.key}]", self.text).strip()
+
+
+@dataclass
+class RoundView:
+    """One attempt at a round (a round where nothing trained is retried as attempt 1, 2...)."""
+
+    round: int
+    attempt: int
+    candidates: list[CandidateView]
+    summary: dict[str, Any] | None
+    prompt_hash: str | None
+    tokens: int = 0
+    cost_usd: float = 0.0
+    llm_calls: int = 0
+    reflection: Reflection | None = None
+
+    @property
+    def label(self) -> str:
+        return f"round {self.round}" + (f" (retry {self.attempt})" if self.attempt else "")
+
+    @property
+    def finished(self) -> bool:
+        """Whether selection ran, so the round's best is known."""
+        return self.summary is not None
+
+    @property
+    def best_fitness(self) -> float | None:
+        """Best fitness so far, after this round."""
+        return (self.summary or {}).get("best_fitness")
+
+    @property
+    def round_best_fitness(self) -> float | None:
+        return (self.summary or {}).get("round_best_fitness")
+
+
+@dataclass
+class RunView:
+    """Everything the viewing commands show about one run."""
+
+    path: Path
+    info: dict[str, Any]
+    status: str
+    rounds: list[RoundView]
+    evaluation: dict[str, Any] | None
+    tokens: int
+    cost_usd: float
+    llm_calls: int
+    candidates: list[CandidateView] = field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @property
+    def task(self) -> str:
+        return str(self.info.get("task", "?"))
+
+    @property
+    def designer(self) -> str:
+        return str(self.info.get("model", "?"))
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return dict(self.info.get("config") or {})
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return dict(self.info.get("summary") or {})
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self.info.get("stop_reason")
+
+    @property
+    def best(self) -> CandidateView | None:
+        return next((c for c in self.candidates if c.is_best), None)
+
+    @property
+    def human_fitness(self) -> float | None:
+        return self._final("human")
+
+    @property
+    def sparse_fitness(self) -> float | None:
+        return self._final("sparse")
+
+    @property
+    def human_normalized_score(self) -> float | None:
+        if self.evaluation is not None:
+            return self.evaluation.get("human_normalized_score")
+        return self.summary.get("human_normalized_score")
+
+    def _final(self, name: str) -> float | None:
+        if self.evaluation is not None:
+            return (self.evaluation.get(name) or {}).get("fitness")
+        return self.summary.get(f"{name}_fitness")
+
+    def candidate(self, ref: str, round: int | None = None) -> CandidateView:
+        """A candidate by key (`r01c02`), or by index within `round`."""
+        match = _KEY.fullmatch(ref)
+        if match:
+            wanted = (int(match[1]), int(match[2]))
+        elif ref.isdigit() and round is not None:
+            wanted = (round, int(ref))
+        else:
+            raise RunStoreError(
+                f"{ref!r} is not a candidate: give a key like r01c02, or --round with an index"
+            )
+        for c in self.candidates:
+            if (c.round, c.idx) == wanted:
+                return c
+        known = ", ".join(c.key for c in self.candidates) or "none"
+        raise RunStoreError(
+            f"run {self.run_id} has no candidate {candidate_key(*wanted)} (it has: {known})"
+        )
+
+    def parent_of(self, candidate: CandidateView) -> CandidateView | None:
+        """The candidate this one evolved from: the best so far when it was designed."""
+        if not candidate.parent:
+            return None
+        try:
+            return self.candidate(candidate.parent)
+        except RunStoreError:
+            return None
+
+
+def candidate_key(round: int, idx: int) -> str:
+    return f"r{round:02d}c{idx:02d}"
+
+
+def open_view(ref: str | Path, runs_dir: Path) -> RunView:
+    """Find a run by path, id or unique id prefix under `runs_dir`, and read it."""
+    run = RunStore(runs_dir).open_run(ref)
+    return load_view(run)
+
+
+def load_view(run: Run) -> RunView:
+    """Read a run directory into a `RunView`, without writing anything to it."""
+    info = run.info()
+    candidate_rows, calls = _read_index(run.index_path)
+    samples = max(1, int((info.get("config") or {}).get("samples") or 1))
+    summaries = _round_files(run.path, "summary")
+    prompts = _round_files(run.path, "prompt")
+    best_key = _best_key(info, summaries)
+    candidates = [
+        CandidateView(
+            round=row["round"],
+            idx=row["idx"],
+            attempt=row["idx"] // samples,
+            status=row["status"] or "designed",
+            category=row["category"],
+            message=row["message"],
+            fitness=row["fitness"],
+            success_rate=row["success_rate"],
+            parent=row["parent"],
+            path=run.path / f"round_{row['round']:02d}" / f"cand_{row['idx']:02d}",
+            is_best=candidate_key(row["round"], row["idx"]) == best_key,
+        )
+        for row in candidate_rows
+    ]
+    attempts = sorted({(c.round, c.attempt) for c in candidates} | set(summaries) | set(prompts))
+    rounds = []
+    for round_, attempt in attempts:
+        summary = summaries.get((round_, attempt))
+        members = [c for c in candidates if (c.round, c.attempt) == (round_, attempt)]
+        round_best = (summary or {}).get("round_best")
+        for c in members:
+            c.is_round_best = c.key == round_best
+        view = RoundView(
+            round=round_,
+            attempt=attempt,
+            candidates=members,
+            summary=summary,
+            prompt_hash=(prompts.get((round_, attempt)) or {}).get("prompt_hash"),
+            reflection=_reflection(run.path, (summary or {}).get("best"), candidates),
+        )
+        _add_spend(view, calls, samples)
+        rounds.append(view)
+    evaluation = None
+    eval_path = run.path / "evaluation" / "evaluation.json"
+    if eval_path.is_file():
+        try:
+            evaluation = read_json(eval_path)
+        except ValueError as e:
+            raise RunStoreError(f"{eval_path} is not valid JSON ({e}); the file is damaged") from e
+    return RunView(
+        path=run.path,
+        info=info,
+        status=run.status(),
+        rounds=rounds,
+        evaluation=evaluation,
+        tokens=sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls),
+        cost_usd=sum(c["cost_usd"] or 0.0 for c in calls),
+        llm_calls=len(calls),
+        candidates=candidates,
+    )
+
+
+def sparkline(values: Iterable[float | None]) -> str:
+    """Values as a line of block characters (a gap for a missing value), for terminal output."""
+    blocks = "▁▂▃▄▅▆▇█"
+    items = list(values)
+    present = [v for v in items if v is not None]
+    if not present:
+        return ""
+    low, high = min(present), max(present)
+    span = high - low
+    return "".join(
+        " "
+        if v is None
+        else blocks[0 if span == 0 else round((v - low) / span * (len(blocks) - 1))]
+        for v in items
+    )
+
+
+def _read_index(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Candidates and LLM calls from the index, opened read-only."""
+    if not path.is_file():
+        raise RunStoreError(
+            f"{path.parent} has run.json but no {path.name}: the run directory is incomplete "
+            "(copied in part, or damaged)"
+        )
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as e:
+        raise RunStoreError(f"cannot open {path}: {e}") from e
+    try:
+        conn.row_factory = sqlite3.Row
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise newer_version_error(path, version, len(MIGRATIONS))
+        if version < 1:
+            raise RunStoreError(f"{path} holds no run index; the run directory is damaged")
+        candidates = conn.execute("SELECT * FROM candidates ORDER BY round, idx").fetchall()
+        calls = conn.execute("SELECT * FROM llm_calls ORDER BY id").fetchall()
+    except sqlite3.DatabaseError as e:
+        raise RunStoreError(f"{path} cannot be read ({e}); the index is damaged") from e
+    finally:
+        conn.close()
+    return [dict(r) for r in candidates], [dict(r) for r in calls]
+
+
+def _round_files(run_dir: Path, stem: str) -> dict[tuple[int, int], dict[str, Any]]:
+    """`round_RR/<stem>_aA.json` records by (round, attempt)."""
+    found = {}
+    for path in run_dir.glob(f"round_*/{stem}_a*.json"):
+        round_match = re.fullmatch(r"round_(\d+)", path.parent.name)
+        attempt_match = re.fullmatch(rf"{stem}_a(\d+)\.json", path.name)
+        if round_match and attempt_match:
+            found[(int(round_match[1]), int(attempt_match[1]))] = read_record(path)
+    return found
+
+
+def _best_key(info: dict[str, Any], summaries: dict[tuple[int, int], dict[str, Any]]) -> str | None:
+    recorded = (info.get("summary") or {}).get("best_candidate")
+    if recorded:
+        return str(recorded)
+    if summaries:
+        return summaries[max(summaries)].get("best")
+    return None
+
+
+def _reflection(
+    run_dir: Path, key: str | None, candidates: list[CandidateView]
+) -> Reflection | None:
+    """The reflection of the best candidate so far, which the next round's prompt carries."""
+    match = _KEY.fullmatch(key or "")
+    if not match:
+        return None
+    cand_dir = run_dir / f"round_{int(match[1]):02d}" / f"cand_{int(match[2]):02d}"
+    text = _read_text(cand_dir / "reflection.md")
+    if text is None:
+        return None
+    fitness = next((c.fitness for c in candidates if c.key == key), None)
+    return Reflection(key=str(key), fitness=fitness, text=text)
+
+
+def _add_spend(view: RoundView, calls: list[dict[str, Any]], samples: int) -> None:
+    """Attribute LLM calls to the attempt of the candidate their reply file names."""
+    for call in calls:
+        if call["round"] != view.round:
+            continue
+        match = _KEY.search(call.get("response_path") or "")
+        attempt = int(match[2]) // samples if match else 0
+        if attempt != view.attempt:
+            continue
+        view.tokens += (call["prompt_tokens"] or 0) + (call["completion_tokens"] or 0)
+        view.cost_usd += call["cost_usd"] or 0.0
+        view.llm_calls += 1
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _read_optional_record(path: Path) -> dict[str, Any] | None:
+    try:
+        return read_record(path)
+    except FileNotFoundError:
+        return None

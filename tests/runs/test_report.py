@@ -1,0 +1,115 @@
+"""`rewardsmith report`: the HTML page and PNGs, opened in a real headless browser."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rewardsmith.cli import app
+from tests.runs.recorded import recorded_run
+
+pytestmark = pytest.mark.slow
+
+runner = CliRunner()
+FIGURES = ("fitness", "candidates", "components", "evaluation")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# FACTS.md: without the background-networking flags Chromium keeps trying to reach outside hosts.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+)
+# Appended to a copy of the page: records, once the page has loaded, how many images it has and
+# how many of them decoded to a real picture.
+IMAGE_PROBE = """<script>
+window.addEventListener("load", () => {
+  const images = Array.from(document.images);
+  const loaded = images.filter((img) => img.complete && img.naturalWidth > 0);
+  document.body.setAttribute("data-images", images.length + "/" + loaded.length);
+});
+</script>"""
+ARTIFACTS = Path(
+    os.environ.get("REWARDSMITH_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")
+)
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = recorded_run(tmp_path_factory)
+    out = tmp_path_factory.mktemp("report")
+    result = runner.invoke(app, ["report", str(run_dir), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    assert "report.html" in result.output
+    return out
+
+
+def test_report_writes_a_self_contained_page_and_the_pngs(report_dir: Path) -> None:
+    page = (report_dir / "report.html").read_text()
+    for name in FIGURES:
+        png = (report_dir / f"{name}.png").read_bytes()
+        assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 5_000
+    assert page.count('src="data:image/png;base64,') == len(FIGURES)
+    # Self-contained: nothing is fetched from anywhere, not even a relative file.
+    assert not re.search(r'(src|href)="(?!data:)', page)
+    for heading in (
+        "Best fitness per round",
+        "Every candidate&#x27;s fitness",
+        "The best reward&#x27;s components over training",
+        "Final evaluation",
+        "Rounds",
+        "Best reward: r0",
+    ):
+        assert heading in page, heading
+    assert "human-normalised score" in page
+    code = page[page.index("<div class='code'>") :]
+    assert "compute_reward" in code and '<span style="color' in code  # highlighted, inline styles
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium: apt-get install -y chromium")
+def test_report_renders_in_headless_chromium_with_every_image(
+    report_dir: Path, tmp_path: Path
+) -> None:
+    assert CHROMIUM is not None
+    probe = report_dir / "probe.html"
+    probe.write_text(
+        (report_dir / "report.html").read_text().replace("</body>", IMAGE_PROBE + "</body>")
+    )
+    dom = _chromium(
+        tmp_path / "profile-dom", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()
+    )
+    assert f'data-images="{len(FIGURES)}/{len(FIGURES)}"' in dom.stdout, dom.stdout[-2000:]
+    probe.unlink()
+
+    screenshot = tmp_path / "report.png"
+    _chromium(
+        tmp_path / "profile-shot",
+        "--window-size=1100,6000",
+        f"--screenshot={screenshot}",
+        (report_dir / "report.html").as_uri(),
+    )
+    assert screenshot.read_bytes().startswith(b"\x89PNG") and screenshot.stat().st_size > 50_000
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / ".gitignore").write_text("*\n")  # artifacts are never committed
+    shutil.copyfile(screenshot, ARTIFACTS / "report_screenshot.png")
+
+
+def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run headless Chromium with a new empty profile; its stderr chatter (D-Bus) is ignored."""
+    profile.mkdir()
+    command = [str(CHROMIUM), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result
