@@ -4,6 +4,6 @@ import numpy as np
 
 
 def compute_reward(state, action, next_state):
-    failed = (np.abs(next_state.pole_angle) > 0.2095) | (np.abs(next_state.cart_position) > 2.4)
+    failed = (np.abs(next_state.pole_angle) > 12 * 2 * np.pi / 360) | (np.abs(next_state.cart_position) > 2.4)
     penalty = -failed.astype(np.float64)
     return penalty, {"failure": penalty}

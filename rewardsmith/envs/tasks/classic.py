@@ -39,7 +39,7 @@ class CartPole(TaskAdapter):
             Field("cart_velocity", "cart velocity, positive to the right", "m/s"),
             Field(
                 "pole_angle",
-                "pole angle from upright, positive clockwise; fails at +-0.2095",
+                "pole angle from upright, positive clockwise; fails beyond +-0.2094 (12 degrees)",
                 "rad",
             ),
             Field("pole_angular_velocity", "pole angular velocity", "rad/s"),
