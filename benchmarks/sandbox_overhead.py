@@ -72,10 +72,13 @@ class Unsandboxed:
         )
         reader = CappedReader(pipe_chunks(proc.stdout), limits.output_bytes)
         reader.start()
-        while proc.poll() is None:
-            if on_poll is not None:
-                on_poll()
-            time.sleep(0.25)
+        while True:
+            try:
+                proc.wait(timeout=0.25)
+                break
+            except subprocess.TimeoutExpired:
+                if on_poll is not None:
+                    on_poll()
         reader.join()
         out = reader.output
         return SandboxRun(

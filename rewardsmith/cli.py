@@ -6,6 +6,7 @@ import typer
 
 from rewardsmith.commands import (
     doctor,
+    evaluate,
     export,
     inspect_cmd,
     replay,
@@ -29,6 +30,7 @@ app.command("train")(train.train)
 app.command("doctor")(doctor.doctor)
 app.command("run")(run.run)
 app.command("resume")(run.resume)
+app.command("evaluate")(evaluate.evaluate)
 app.command("runs")(runs_list.runs)
 app.command("show")(show.show)
 app.command("inspect")(inspect_cmd.inspect)

@@ -82,6 +82,7 @@ class FileTask(TaskAdapter):
         make_kwargs: dict[str, Any],
         schema: StateSchema,
         sources: tuple[FromObs | FromInfo, ...],
+        stackable_obs: bool,
         fitness_rule: tuple[str, str | None],
         fitness_description: str,
         success_rule: tuple[str, float | None] | None,
@@ -98,11 +99,16 @@ class FileTask(TaskAdapter):
         self.fitness_description = fitness_description
         self.success_description = success_description
         self.training = training
-        # Every field is an observation entry or an info value: training reads them batched.
-        self.obs_layout = ObservationLayout(schema, sources)
+        self._layout = ObservationLayout(schema, sources)
+        # Every field is an observation entry or an info value, so training can read them for
+        # all environments at once from the stacked observations (a flat Box is stackable).
+        self.obs_layout = self._layout if stackable_obs else None
         self._fitness_kind, self._fitness_field = fitness_rule
         self._success_rule = success_rule
         self._reward_paths = reward_paths
+
+    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        return self._layout.row(obs, info)
 
     def fitness(self, episode: Episode) -> float:
         """From episode data only: its length, the env's own rewards, or a state field."""
@@ -194,6 +200,7 @@ def load_task_file(path: Path) -> FileTask:
         make_kwargs=make_kwargs,
         schema=schema,
         sources=sources,
+        stackable_obs=_observation_dim(obs_space) is not None,
         fitness_rule=fitness_rule,
         fitness_description=fitness_description,
         success_rule=success_rule,

@@ -33,12 +33,18 @@ def human_normalized(best: float | None, human: float | None, sparse: float | No
 
 def evaluate(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
-    config, best = ctx.config, state.get("best")
-    if not config.evaluate or best is None:
+    best = state.get("best")
+    if not ctx.config.evaluate or best is None:
         return {}
+    return {"evaluation": evaluate_best(ctx, best["round"], best["idx"])}
+
+
+def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
+    """Train best/human/sparse with `config.eval_seeds` fresh seeds each; finished seeds are reused."""
+    config = ctx.config
     ctx.reporter.message(f"final evaluation: best, human and sparse rewards, {config.eval_seeds} seed(s) each")
     sources = {
-        "best": (ctx.run.candidate_dir(best["round"], best["idx"]) / "reward.py").read_text(),
+        "best": (ctx.run.candidate_dir(round_, idx) / "reward.py").read_text(),
         "human": ctx.adapter.reward_source("human"),
         "sparse": ctx.adapter.reward_source("sparse"),
     }
@@ -81,4 +87,4 @@ def evaluate(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
         evaluated_best_fitness=report["best"]["fitness"],
         human_normalized_score=score,
     )
-    return {"evaluation": report}
+    return report

@@ -151,3 +151,22 @@ def replay_run(run: Run, config: LoopConfig, designer: Designer, llm: Any = None
     reporter.message(f"rerun {run.run_id} in {run.path}")
     initial: LoopState = {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []}
     return _execute(run, config, reporter, initial, (designer, llm))
+
+
+def evaluate_run(run_ref: str | Path, runs_dir: Path, seeds: int | None = None, reporter: Reporter | None = None) -> dict[str, Any]:
+    """Re-evaluate a run's best reward against the human and sparse rewards; no LLM is needed."""
+    from rewardsmith.eureka_loop.evaluation import evaluate_best
+
+    reporter = reporter or NullReporter()
+    run = RunStore(runs_dir.resolve()).open_run(run_ref)
+    info = run.info()
+    best = info.get("summary", {}).get("best_candidate")
+    if not best:
+        raise ValueError(f"run {run.run_id} has no trained candidate to evaluate yet")
+    config = LoopConfig.from_dict(info["config"])
+    if seeds is not None:
+        config.eval_seeds = seeds
+    ctx = _context(run, config, reporter, replay=(OfflineDesigner(), None))
+    round_, idx = int(best[1:3]), int(best[4:6])
+    report = evaluate_best(ctx, round_, idx)
+    return {"run_id": run.run_id, "best_candidate": best, **report}

@@ -90,17 +90,18 @@ class StateVecEnv(DummyVecEnv):
     def __init__(self, adapter: TaskAdapter, n_envs: int) -> None:
         self.layout = adapter.schema.layout
         self.obs_layout = adapter.obs_layout
-        self.state_rows = StateRows(n_envs, adapter.schema)
+        self.state_rows: StateRows | None = None
         if self.obs_layout is not None:
             super().__init__([adapter.make_env for _ in range(n_envs)])
         else:
-            rows = self.state_rows
+            rows = self.state_rows = StateRows(n_envs, adapter.schema)
             super().__init__([partial(_wrapped_env, adapter, rows, i) for i in range(n_envs)])
 
     def rows_after_reset(self, obs: Any) -> np.ndarray:
         """The states the environments start from after `reset()` (a new array)."""
         if self.obs_layout is not None:
             return self.obs_layout.rows(obs, self.reset_infos)
+        assert self.state_rows is not None
         return self.state_rows.after_reset.copy()
 
     def rows_after_step(
@@ -112,6 +113,7 @@ class StateVecEnv(DummyVecEnv):
         where this one ended). `obs` holds the reset observation where an episode ended.
         """
         if self.obs_layout is None:
+            assert self.state_rows is not None
             reached = self.state_rows.after_step.copy()
             if not np.count_nonzero(dones):
                 return reached, None

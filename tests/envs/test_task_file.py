@@ -13,7 +13,7 @@ from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import Episode
 from rewardsmith.envs.task_file import FileTask, TaskFileError, load_task_file
 from rewardsmith.sandbox.rollout import random_policy, rollout_episodes
-from rewardsmith.sandbox.vec_reward import STATE_KEY, StateFieldsWrapper
+from rewardsmith.sandbox.vec_reward import STATE_KEY, StateFieldsWrapper, make_vec_env
 
 EXAMPLES = Path(__file__).parents[2] / "rewardsmith" / "envs" / "examples"
 CARTPOLE = EXAMPLES / "cartpole_task.toml"
@@ -400,3 +400,30 @@ def test_not_utf8(tmp_path: Path) -> None:
     path.write_bytes(b"\xff\xfe goal")
     with pytest.raises(TaskFileError, match="UTF-8"):
         load_task_file(path)
+
+
+def test_non_box_observation_reads_info_fields_per_environment(tmp_path: Path) -> None:
+    """FrozenLake's observation is a Discrete cell: no indices, but info values work."""
+    text = """
+    env_id = "FrozenLake-v1"
+    goal = "Cross the frozen lake to the goal without falling into a hole."
+
+    [fields.transition_probability]
+    info_key = "prob"
+    default = 1.0
+    description = "probability of the slippery move just taken"
+
+    [fitness]
+    kind = "episode_return"
+    """
+    adapter = load_task_file(write(tmp_path, text))
+    assert adapter.obs_layout is None  # a Discrete observation cannot be stacked and sliced
+    venv = make_vec_env(adapter, 2, seed=0)
+    obs = venv.reset()
+    assert venv.rows_after_reset(obs).tolist() == [[1.0], [1.0]]
+    obs, _rewards, dones, infos = venv.step(np.array([1, 2]))
+    reached, _start = venv.rows_after_step(obs, dones, infos)
+    assert reached[:, 0].tolist() == [info["prob"] for info in infos]
+    bad = text.replace('info_key = "prob"\n    default = 1.0', "index = 0")
+    with pytest.raises(TaskFileError, match="not a flat Box"):
+        load_task_file(write(tmp_path, bad, "bad.toml"))

@@ -4,6 +4,8 @@ import numpy as np
 
 
 def compute_reward(state, action, next_state):
-    failed = (np.abs(next_state.pole_angle) > 0.2095) | (np.abs(next_state.cart_position) > 2.4)
+    # The environment's own limits: 12 degrees, and the track's ends.
+    too_far = np.abs(next_state.pole_angle) > 12 * 2 * np.pi / 360
+    failed = too_far | (np.abs(next_state.cart_position) > 2.4)
     penalty = -failed.astype(np.float64)
     return penalty, {"failure": penalty}

@@ -4,6 +4,7 @@ import numpy as np
 
 
 def compute_reward(state, action, next_state):
-    failed = (np.abs(next_state.pole_angle) > 12 * 2 * np.pi / 360) | (np.abs(next_state.cart_position) > 2.4)
+    too_far = np.abs(next_state.pole_angle) > 12 * 2 * np.pi / 360  # the environment's own limit
+    failed = too_far | (np.abs(next_state.cart_position) > 2.4)
     penalty = -failed.astype(np.float64)
     return penalty, {"failure": penalty}

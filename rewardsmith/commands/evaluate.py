@@ -1,0 +1,68 @@
+"""`rewardsmith evaluate`: retrain a run's best reward, the human and the sparse reward with fresh seeds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from rewardsmith.commands.common import JsonOption, console, fail, print_json
+from rewardsmith.commands.run import RunsDirOption
+
+
+def evaluate(
+    run_id: Annotated[str, typer.Argument(help="Run id, unique prefix, or path.")],
+    seeds: Annotated[int | None, typer.Option(min=1, help="Seeds per reward (default: the run's).")] = None,
+    runs_dir: RunsDirOption = Path("runs"),
+    as_json: JsonOption = False,
+) -> None:
+    """Report the human-normalised score of a run's best reward; seeds already trained are reused."""
+    from rewardsmith.eureka_loop.reporter import NullReporter
+    from rewardsmith.eureka_loop.runner import evaluate_run
+    from rewardsmith.runs.schema import RunStoreError
+
+    try:
+        report = evaluate_run(run_id, runs_dir, seeds, NullReporter() if as_json else _Printer())
+    except (RunStoreError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(report)
+        return
+    table = Table(title=f"Evaluation of {report['run_id']} (best: {report['best_candidate']})")
+    for column in ("reward", "fitness", "std", "per seed", "failed seeds"):
+        table.add_column(column, justify="right")
+    for name in ("best", "human", "sparse"):
+        row = report[name]
+        fitness = "n/a" if row["fitness"] is None else f"{row['fitness']:.4g}"
+        std = "n/a" if row["fitness_std"] is None else f"{row['fitness_std']:.3g}"
+        table.add_row(name, fitness, std, ", ".join(f"{v:.4g}" for v in row["per_seed"]), str(row["failed_seeds"]))
+    console.print(table)
+    score = report["human_normalized_score"]
+    console.print(f"[bold]human-normalised score:[/] {'n/a' if score is None else f'{score:.3f}'}")
+
+
+class _Printer:
+    """A minimal reporter: one line per finished job."""
+
+    def round_started(self, round: int, attempt: int) -> None:
+        pass
+
+    def candidate(self, round: int, idx: int, status: str, detail: str = "") -> None:
+        from rewardsmith.eureka_loop.evaluation import eval_label
+
+        if status in ("trained", "failed"):
+            console.log(f"{eval_label(idx)} {status}" + (f": {detail}" if detail else ""))
+
+    def progress(self, round: int, idx: int, done: int, total: int) -> None:
+        pass
+
+    def best(self, summary: dict) -> None:  # type: ignore[type-arg]
+        pass
+
+    def spend(self, tokens: int, usd: float) -> None:
+        pass
+
+    def message(self, text: str) -> None:
+        console.log(text)
