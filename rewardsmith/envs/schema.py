@@ -26,6 +26,9 @@ class Field:
     description: str
     units: str = ""
     shape: tuple[int, ...] = ()
+    reveals_outcome: bool = False
+    """True for fields that give away the episode's success or failure (e.g. a crash flag):
+    reward code that reads them is flagged as a reward-hacking suspect."""
 
     def shape_text(self) -> str:
         """The batched shape as the prompt and the docs show it, e.g. `[N]` or `[N, 6]`."""

@@ -11,6 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from rewardsmith.eureka_loop.hacking import FLAG, outcome_field_reason, outcome_fields_read
 from rewardsmith.eureka_loop.llm import LLMUnavailableError, prompt_hash
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
@@ -63,6 +64,9 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
         check_source(code)
         report = smoke_test(ctx.adapter, code, cand_dir / "smoke", ctx.states_path, ctx.sandbox, SMOKE_LIMITS)
         verdict["warnings"] = list(report.warnings)
+        verdict["outcome_fields"] = outcome_fields_read(ctx.adapter.schema, code)
+        if verdict["outcome_fields"]:
+            verdict["warnings"].append(f"{FLAG}: {outcome_field_reason(verdict['outcome_fields'])}")
         verdict["calls_per_s"] = report.calls_per_s
         if report.error is not None:
             raise report.error

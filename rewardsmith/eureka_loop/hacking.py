@@ -21,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from rewardsmith.envs.schema import StateSchema
 from rewardsmith.eureka_loop.state import candidate_key
+from rewardsmith.reward.static import fields_read
 
 FLAG = "reward_hacking_suspect"
 BANK_CORRELATION = -0.3  # per-step reward vs fitness, Spearman, over the bank
@@ -165,6 +167,19 @@ def combine(bank: dict[str, Any] | None, training: dict[str, Any] | None) -> dic
     }
 
 
+def outcome_fields_read(schema: StateSchema, source: str) -> list[str]:
+    """Fields the reward reads that give away the episode's outcome (BAD_REWARDS case 25)."""
+    revealing = {f.name for f in schema.fields if f.reveals_outcome}
+    return sorted(fields_read(source) & revealing)
+
+
+def outcome_field_reason(fields: list[str]) -> str:
+    return (
+        f"reads {', '.join(fields)}, which reveal(s) the episode's success or failure: the reward "
+        "may pay for the outcome signal instead of shaping the behaviour that leads to it"
+    )
+
+
 def hacking_suspects(run_path: Path) -> list[dict[str, Any]]:
     """Every flagged candidate of the run: trained ones from their analysis, and the ones the
     preference check rejected whose bank scores were already suspect."""
@@ -173,6 +188,8 @@ def hacking_suspects(run_path: Path) -> list[dict[str, Any]]:
         round_, idx = int(cand_dir.parent.name[6:]), int(cand_dir.name[5:])
         analysis, pref = cand_dir / "analysis.json", cand_dir / "preference.json"
         reasons: list[str] = []
+        critique = cand_dir / "critique.json"
+        leaked = json.loads(critique.read_text()).get("outcome_fields", []) if critique.exists() else []
         trained = analysis.exists()
         if trained:
             reasons = (json.loads(analysis.read_text()).get("hacking") or {}).get("reasons", [])
@@ -180,6 +197,8 @@ def hacking_suspects(run_path: Path) -> list[dict[str, Any]]:
             record = json.loads(pref.read_text())
             if not record.get("passed", True):
                 reasons = (record.get("hacking") or {}).get("reasons", [])
+        if leaked:
+            reasons = [*reasons, outcome_field_reason(leaked)]
         if reasons:
             suspects.append(
                 {

@@ -92,3 +92,16 @@ def _check_signature(tree: ast.Module) -> None:
             f"compute_reward({', '.join(CONTRACT_PARAMETERS)})",
             line=func.lineno,
         )
+
+
+def fields_read(source: str) -> set[str]:
+    """State fields the code reads as `state.x`, `next_state.x` or `state["x"]` (no execution)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id in ("state", "next_state"):
+                names.add(node.attr)
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            if node.value.id in ("state", "next_state") and isinstance(node.slice, ast.Constant):
+                names.add(str(node.slice.value))
+    return names

@@ -41,6 +41,7 @@ class RunCgroup:
     @classmethod
     def create(cls, processes: int, cpus: float | None) -> RunCgroup | None:
         """Make the cgroup, or None where this machine does not let us (then use the fallbacks)."""
+        _sweep()
         name = f"run-{uuid.uuid4().hex[:12]}"
         dirs: dict[str, Path] = {}
         wanted = {"pids": True, "cpu": cpus is not None}
@@ -105,7 +106,7 @@ class RunCgroup:
     def remove(self) -> None:
         self.kill_all()
         for path in self.dirs.values():
-            for _ in range(50):
+            for _ in range(250):
                 try:
                     path.rmdir()
                     break
@@ -113,6 +114,25 @@ class RunCgroup:
                     break
                 except OSError:
                     time.sleep(0.02)  # the last tasks are still exiting
+
+
+def _sweep(min_age_s: float = 300.0) -> None:
+    """Remove empty run cgroups left by orchestrators that were killed before cleaning up.
+
+    Only old ones: a cgroup made a moment ago by another run is empty until its worker enters.
+    """
+    now = time.time()
+    for controller in ("pids", "cpu"):
+        own = _own_v1_path(controller)
+        if own is None:
+            continue
+        parent = V1_ROOT / controller / own.lstrip("/") / PARENT
+        with contextlib.suppress(OSError):
+            for path in parent.glob("run-*"):
+                with contextlib.suppress(OSError, ValueError):
+                    empty = not (path / "cgroup.procs").read_text().split()
+                    if empty and now - path.stat().st_mtime > min_age_s:
+                        path.rmdir()
 
 
 def count_tasks(root_pid: int) -> int:

@@ -15,6 +15,7 @@ Isolation layers, strongest available first (docs/sandbox.md lists each limit an
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import resource
 import shutil
@@ -209,6 +210,17 @@ def _outermost(paths: Iterable[Path]) -> list[Path]:
     return kept
 
 
+@functools.lru_cache(maxsize=4)
+def bwrap_works(bwrap: str) -> bool:
+    """Whether bubblewrap can make its namespaces here (not in every container it can)."""
+    probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net"]
+    probe += ["--unshare-pid", "--die-with-parent", "--", "/bin/true"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=30, check=False).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 class ProcessSandbox:
     """The default backend: a local subprocess, isolated as far as this machine allows."""
 
@@ -217,7 +229,13 @@ class ProcessSandbox:
     def __init__(
         self, use_bwrap: bool | None = None, use_cgroup: bool = True, drop_root: bool = True
     ) -> None:
-        self.bwrap = shutil.which("bwrap") if use_bwrap is not False else None
+        found = shutil.which("bwrap") if use_bwrap is not False else None
+        self.bwrap = found if found and bwrap_works(found) else None
+        self.fix = (
+            "bubblewrap is installed but cannot create namespaces here"
+            if found and not self.bwrap
+            else "install bubblewrap"
+        )
         self.unshare = shutil.which("unshare")
         self.setpriv = shutil.which("setpriv")
         self.use_cgroup = use_cgroup
@@ -250,9 +268,9 @@ class ProcessSandbox:
         if self.unshare:
             return (
                 f"unshare {who}: no network, own PID namespace; the filesystem is NOT read-only "
-                "(install bubblewrap)"
+                f"({self.fix})"
             )
-        return "rlimits only: network and filesystem are NOT isolated (install bubblewrap)"
+        return f"rlimits only: network and filesystem are NOT isolated ({self.fix})"
 
     def _bwrap(
         self, python: list[str], writable: list[Path], readable: list[Path], nobody: bool
