@@ -9,6 +9,15 @@ from rewardsmith.reward.errors import ErrorCategory, RewardError
 ALLOWED_IMPORTS = frozenset({"numpy", "math", "typing", "__future__"})
 CONTRACT_PARAMETERS = ("state", "action", "next_state")
 FORBIDDEN_NAMES = frozenset({"open", "exec", "eval", "compile", "__import__", "globals", "input"})
+# Attributes that reach other modules or the file system through allowed ones (`typing.sys`,
+# `np.load`, ...). The sandbox is the security boundary; this only gives early, clear errors.
+FORBIDDEN_ATTRIBUTES = frozenset(
+    {
+        "sys", "os", "modules", "builtins", "importlib", "subprocess", "socket", "ctypes", "ctypeslib",
+        "load", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt", "fromfile",
+        "tofile", "memmap", "DataSource", "lib",
+    }
+)
 
 
 def check_source(source: str, filename: str = "reward.py") -> ast.Module:
@@ -51,6 +60,12 @@ def _check_forbidden_calls(tree: ast.Module) -> None:
             raise RewardError(
                 ErrorCategory.FORBIDDEN_IMPORT,
                 f"{node.id!r} is not allowed in reward code (no I/O or dynamic code)",
+                line=node.lineno,
+            )
+        if isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES:
+            raise RewardError(
+                ErrorCategory.FORBIDDEN_IMPORT,
+                f"attribute {node.attr!r} is not allowed in reward code (no I/O or access to other modules)",
                 line=node.lineno,
             )
         if isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr != "__init__":

@@ -3,8 +3,9 @@
 Static cases (2-5) never start a sandbox. Smoke cases (6-12) run `smoke_test` and training cases
 (13-24) run `train_reward` on CartPole with tiny budgets, each on the process backend and, where an
 engine and the worker image are ready, on Docker. Reward code cannot import `os` (the static check
-refuses it), so the hostile rewards here reach it the way a determined one would, through
-`typing.sys.modules`: the sandbox, not the static check, is what has to hold.
+refuses it, and `typing.sys` too), so the hostile rewards here reach it the way a determined one
+would, through strings the static check cannot follow: the sandbox, not the static check, is what
+has to hold.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ E = ErrorCategory
 LIMITS = Limits(wall_s=20, memory_mb=2048, processes=64, output_bytes=64_000)
 TIMEOUT_LIMITS = Limits(wall_s=8, memory_mb=2048, processes=64, output_bytes=64_000)
 # How hostile code reaches modules the static check forbids.
-ESCAPE = 'import typing\nimport numpy as np\nimp = typing.sys.modules["importlib"].import_module\n'
+MODULES = 'vars(getattr(typing, "s" + "ys"))["mod" + "ules"]'
+ESCAPE = f"import typing\nimport numpy as np\nimp = {MODULES}['importlib'].import_module\n"
 CANARY = "sk-canary-" + "7f3a9c1e5b2d4f60"
 
 
@@ -228,7 +230,7 @@ def test_10_nonfinite_names_the_component(
     "noise",
     [
         "np.random.rand(len(action))",
-        "np.full(len(action), typing.sys.modules['time'].perf_counter())",
+        f"np.full(len(action), {MODULES}['time'].perf_counter())",
     ],
     ids=["random", "clock"],
 )
@@ -288,7 +290,7 @@ def test_14_rare_nan_stops_training_with_step_and_component(
 
 @pytest.mark.parametrize(
     "body",
-    ["    while True:\n        pass\n", "    typing.sys.modules['time'].sleep(3600)\n"],
+    ["    while True:\n        pass\n", f"    {MODULES}['time'].sleep(3600)\n"],
     ids=["15-busy-loop", "16-sleep"],
 )
 def test_15_16_wall_clock_timeout_kills_everything(
