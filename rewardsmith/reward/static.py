@@ -13,7 +13,7 @@ FORBIDDEN_NAMES = frozenset({"open", "exec", "eval", "compile", "__import__", "g
 # `np.load`, ...). The sandbox is the security boundary; this only gives early, clear errors.
 FORBIDDEN_ATTRIBUTES = frozenset(
     {
-        "sys", "os", "modules", "builtins", "importlib", "subprocess", "socket", "ctypes", "ctypeslib",
+        "sys", "os", "modules", "builtins", "importlib", "subprocess", "ctypes", "ctypeslib",
         "load", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt", "fromfile",
         "tofile", "memmap", "DataSource", "lib",
     }

@@ -39,14 +39,14 @@ _MUJOCO_SAC = {
 }
 
 
-def _training(steps: int) -> TrainingDefaults:
+def _training(steps: int, **ppo: Any) -> TrainingDefaults:
     return TrainingDefaults(
         algo="ppo",
         steps=steps,
         n_envs=1,
         normalize_obs=True,
         eval_episodes=3,
-        hyperparams={"ppo": _MUJOCO_PPO, "sac": _MUJOCO_SAC},
+        hyperparams={"ppo": {**_MUJOCO_PPO, **ppo}, "sac": _MUJOCO_SAC},
     )
 
 
@@ -171,7 +171,10 @@ class HalfCheetah(_Locomotion):
     )
     schema = _planar_fields(6, healthy=False)
     joint_slice, joint_velocity_slice, height_index = slice(3, 9), slice(3, 9), 1
-    training = _training(200_000)
+    # Measured (seed 0, 200k steps, distance per 1000-step episode at 10 checkpoints): a constant
+    # 1e-4 reached 249 m by 160k, then collapsed to 7 m by the end; rl-zoo's 2.06e-5 ended at 250
+    # m, more slowly; decaying 1e-4 linearly to 0 learns fastest and ends at 264 m.
+    training = _training(200_000, learning_rate="lin_1e-4")
     # Its observation is qpos[1:] (9 - 1 entries) then qvel (9), all float64, and its info has the
     # x position and the rewarded velocity: every field can be read from them, for all N at once.
     obs_layout = ObservationLayout(
