@@ -23,7 +23,9 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tasks", nargs="+", default=["cartpole", "pendulum"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--rounds", type=int, default=3)
@@ -34,7 +36,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as runs_dir:
         for task in args.tasks:
             for seed in args.seeds:
-                config = LoopConfig(task_id=task, rounds=args.rounds, samples=args.samples, steps=args.steps, seed=seed, sandbox="process")
+                config = LoopConfig(
+                    task_id=task,
+                    rounds=args.rounds,
+                    samples=args.samples,
+                    steps=args.steps,
+                    seed=seed,
+                    sandbox="process",
+                )
                 start = time.monotonic()
                 result = start_run(config, Path(runs_dir))
                 rows.append(
@@ -52,7 +61,9 @@ def main() -> None:
                 )
                 print(json.dumps(rows[-1]), flush=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "offline_designer.json").write_text(json.dumps({"args": vars(args), "runs": rows}, indent=2))
+    (RESULTS / "offline_designer.json").write_text(
+        json.dumps({"args": vars(args), "runs": rows}, indent=2)
+    )
     lines = [
         "| task | seed | wall s | best (eval) | human | sparse | human-normalised | best per round |",
         "|---|---|---|---|---|---|---|---|",

@@ -17,9 +17,16 @@ err_console = Console(stderr=True)
 
 TaskFileOption = Annotated[
     Path | None,
-    typer.Option("--task-file", help="A TOML task file for any installed Gymnasium env (see docs/task_files.md).", exists=True, dir_okay=False),
+    typer.Option(
+        "--task-file",
+        help="A TOML task file for any installed Gymnasium env (see docs/task_files.md).",
+        exists=True,
+        dir_okay=False,
+    ),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object instead of tables.")
+]
 
 
 def fail(message: str, hint: str | None = None, code: int = 1) -> NoReturn:

@@ -14,7 +14,9 @@ from rewardsmith.commands.run import RunsDirOption
 
 def evaluate(
     run_id: Annotated[str, typer.Argument(help="Run id, unique prefix, or path.")],
-    seeds: Annotated[int | None, typer.Option(min=1, help="Seeds per reward (default: the run's).")] = None,
+    seeds: Annotated[
+        int | None, typer.Option(min=1, help="Seeds per reward (default: the run's).")
+    ] = None,
     runs_dir: RunsDirOption = Path("runs"),
     as_json: JsonOption = False,
 ) -> None:
@@ -37,7 +39,13 @@ def evaluate(
         row = report[name]
         fitness = "n/a" if row["fitness"] is None else f"{row['fitness']:.4g}"
         std = "n/a" if row["fitness_std"] is None else f"{row['fitness_std']:.3g}"
-        table.add_row(name, fitness, std, ", ".join(f"{v:.4g}" for v in row["per_seed"]), str(row["failed_seeds"]))
+        table.add_row(
+            name,
+            fitness,
+            std,
+            ", ".join(f"{v:.4g}" for v in row["per_seed"]),
+            str(row["failed_seeds"]),
+        )
     console.print(table)
     score = report["human_normalized_score"]
     console.print(f"[bold]human-normalised score:[/] {'n/a' if score is None else f'{score:.3f}'}")

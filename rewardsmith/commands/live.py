@@ -12,7 +12,14 @@ from rich.text import Text
 
 from rewardsmith.eureka_loop.evaluation import eval_label
 
-_STYLES = {"designed": "cyan", "accepted": "cyan", "rejected": "red", "training": "yellow", "trained": "green", "failed": "red"}
+_STYLES = {
+    "designed": "cyan",
+    "accepted": "cyan",
+    "rejected": "red",
+    "training": "yellow",
+    "trained": "green",
+    "failed": "red",
+}
 
 
 class LiveReporter:
@@ -26,7 +33,9 @@ class LiveReporter:
         self.rows: dict[tuple[int, int], dict[str, Any]] = {}
         self.best_text = "-"
         self.spend_text = "0 tokens"
-        self.live = Live(get_renderable=self.render, console=console, refresh_per_second=4, transient=False)
+        self.live = Live(
+            get_renderable=self.render, console=console, refresh_per_second=4, transient=False
+        )
 
     def __enter__(self) -> LiveReporter:
         self.live.__enter__()
@@ -38,8 +47,12 @@ class LiveReporter:
     def render(self) -> Group:
         with self.lock:
             header = Text.assemble(
-                ("round ", "bold"), f"{self.round}" + (f" (retry {self.attempt})" if self.attempt else ""),
-                ("   best ", "bold"), self.best_text, ("   spend ", "bold"), self.spend_text,
+                ("round ", "bold"),
+                f"{self.round}" + (f" (retry {self.attempt})" if self.attempt else ""),
+                ("   best ", "bold"),
+                self.best_text,
+                ("   spend ", "bold"),
+                self.spend_text,
             )
             table = Table(show_header=True, header_style="bold", expand=False)
             table.add_column("candidate")
@@ -49,7 +62,9 @@ class LiveReporter:
                 if r != self.round and r != -1:
                     continue
                 label = f"r{r:02d}c{i:02d}" if r >= 0 else eval_label(i)
-                table.add_row(label, Text(row["status"], style=_STYLES.get(row["status"], "")), row["detail"])
+                table.add_row(
+                    label, Text(row["status"], style=_STYLES.get(row["status"], "")), row["detail"]
+                )
             return Group(header, table)
 
     def round_started(self, round: int, attempt: int) -> None:
@@ -67,7 +82,10 @@ class LiveReporter:
         bar_width = 20
         filled = int(bar_width * min(done, total) / max(total, 1))
         with self.lock:
-            self.rows[(round, idx)] = {"status": "training", "detail": f"{'█' * filled}{'░' * (bar_width - filled)} {done:,}/{total:,} steps"}
+            self.rows[(round, idx)] = {
+                "status": "training",
+                "detail": f"{'█' * filled}{'░' * (bar_width - filled)} {done:,}/{total:,} steps",
+            }
 
     def best(self, summary: dict[str, Any]) -> None:
         with self.lock:

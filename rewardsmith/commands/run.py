@@ -12,40 +12,71 @@ from rich.table import Table
 from rewardsmith.commands.common import JsonOption, TaskFileOption, console, fail, print_json
 from rewardsmith.eureka_loop.state import DEFAULT_PREFERENCE_THRESHOLD
 
-RunsDirOption = Annotated[Path, typer.Option("--runs-dir", envvar="REWARDSMITH_RUNS_DIR", help="Where runs are stored.")]
+RunsDirOption = Annotated[
+    Path, typer.Option("--runs-dir", envvar="REWARDSMITH_RUNS_DIR", help="Where runs are stored.")
+]
 
 
 def _print_result(result: dict[str, Any]) -> None:
     table = Table(title=f"Run {result['run_id']} ({result['designer']})")
-    for column in ("round", "trained", "rejected", "failed", "round best", "fitness", "best so far"):
+    for column in (
+        "round",
+        "trained",
+        "rejected",
+        "failed",
+        "round best",
+        "fitness",
+        "best so far",
+    ):
         table.add_column(column, justify="right")
     for h in result["history"]:
         fitness = "-" if h["round_best_fitness"] is None else f"{h['round_best_fitness']:.4g}"
         best = "-" if h["best_fitness"] is None else f"{h['best']} ({h['best_fitness']:.4g})"
         label = f"{h['round']}" + (f" retry {h['attempt']}" if h["attempt"] else "")
-        table.add_row(label, str(h["trained"]), str(h["rejected"]), str(h["failed"]), h["round_best"] or "-", fitness, best)
+        table.add_row(
+            label,
+            str(h["trained"]),
+            str(h["rejected"]),
+            str(h["failed"]),
+            h["round_best"] or "-",
+            fitness,
+            best,
+        )
     console.print(table)
     console.print(f"stopped: {result['stop_reason']}")
     if result["best_reward_path"]:
-        console.print(f"[bold]best reward:[/] {result['best_reward_path']} (fitness {result['best_fitness']:.4g})")
+        console.print(
+            f"[bold]best reward:[/] {result['best_reward_path']} (fitness {result['best_fitness']:.4g})"
+        )
     if result["human_fitness"] is not None:
         console.print(
             f"final evaluation (fresh seeds): best {_fmt(result['evaluated_best_fitness'])}, "
             f"human {_fmt(result['human_fitness'])}, sparse {_fmt(result['sparse_fitness'])}"
         )
         score = result["human_normalized_score"]
-        console.print(f"[bold]human-normalised score:[/] {_fmt(score)} (1.0 = as good as the human reward, above 1 = better)")
+        console.print(
+            f"[bold]human-normalised score:[/] {_fmt(score)} (1.0 = as good as the human reward, above 1 = better)"
+        )
     if result["llm_calls"]:
-        console.print(f"LLM: {result['llm_calls']} calls, {result['tokens']:,} tokens, ${result['cost_usd']:.4f}")
+        console.print(
+            f"LLM: {result['llm_calls']} calls, {result['tokens']:,} tokens, ${result['cost_usd']:.4f}"
+        )
     preference = result.get("preference")
     if preference:
         console.print(
             f"preference check: {preference['checks']} checked, {preference['rejected']} rejected before training, "
             f"{preference['steps_saved']:,} training steps saved"
-            + (f"; {preference['passed_unchecked']} passed because the bank could not discriminate" if preference["passed_unchecked"] else "")
+            + (
+                f"; {preference['passed_unchecked']} passed because the bank could not discriminate"
+                if preference["passed_unchecked"]
+                else ""
+            )
         )
     for suspect in result.get("reward_hacking_suspects") or []:
-        console.print(f"[bold yellow]{suspect['flag']}[/] {suspect['candidate']}: " + "; ".join(suspect["reasons"]))
+        console.print(
+            f"[bold yellow]{suspect['flag']}[/] {suspect['candidate']}: "
+            + "; ".join(suspect["reasons"])
+        )
 
 
 def _fmt(value: float | None) -> str:
@@ -67,7 +98,9 @@ def _execute(action: Any, as_json: bool, runs_dir: Path) -> None:
             with reporter:
                 result = action(reporter)
     except KeyboardInterrupt:
-        console.print(f"\n[yellow]interrupted.[/] Continue with: rewardsmith resume RUN_ID --runs-dir {runs_dir} (see `rewardsmith runs`)")
+        console.print(
+            f"\n[yellow]interrupted.[/] Continue with: rewardsmith resume RUN_ID --runs-dir {runs_dir} (see `rewardsmith runs`)"
+        )
         raise typer.Exit(130) from None
     except (LLMError, RunStoreError, TaskNotFoundError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
@@ -85,24 +118,78 @@ def _execute(action: Any, as_json: bool, runs_dir: Path) -> None:
 def run(
     task: Annotated[str | None, typer.Argument(help="Task id (see `rewardsmith tasks`).")] = None,
     task_file: TaskFileOption = None,
-    model: Annotated[str | None, typer.Option(envvar="REWARDSMITH_MODEL", help="litellm model, e.g. gpt-4o, anthropic/..., ollama/... Without one, the offline designer runs.")] = None,
-    api_base: Annotated[str | None, typer.Option(envvar="REWARDSMITH_API_BASE", help="OpenAI-compatible server URL (vLLM, Ollama, ...).")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            envvar="REWARDSMITH_MODEL",
+            help="litellm model, e.g. gpt-4o, anthropic/..., ollama/... Without one, the offline designer runs.",
+        ),
+    ] = None,
+    api_base: Annotated[
+        str | None,
+        typer.Option(
+            envvar="REWARDSMITH_API_BASE", help="OpenAI-compatible server URL (vLLM, Ollama, ...)."
+        ),
+    ] = None,
     rounds: Annotated[int, typer.Option(min=1, help="Evolution rounds.")] = 3,
     samples: Annotated[int, typer.Option(min=1, help="Candidates per round (K).")] = 4,
-    steps: Annotated[int | None, typer.Option(min=1, help="Training steps per candidate (default: the task's).")] = None,
-    parallel: Annotated[int, typer.Option(min=1, help="Candidates trained at once (default: CPU cores).")] = os.cpu_count() or 1,
+    steps: Annotated[
+        int | None, typer.Option(min=1, help="Training steps per candidate (default: the task's).")
+    ] = None,
+    parallel: Annotated[
+        int, typer.Option(min=1, help="Candidates trained at once (default: CPU cores).")
+    ] = os.cpu_count() or 1,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     runs_dir: RunsDirOption = Path("runs"),
-    max_usd: Annotated[float | None, typer.Option(help="Stop once LLM spend reaches this many dollars.")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Stop once LLM tokens reach this total.")] = None,
-    feedback: Annotated[str | None, typer.Option(help="Your own words for the designer, added to its prompts.")] = None,
-    evaluate: Annotated[bool, typer.Option("--evaluate/--no-evaluate", help="Retrain best, human and sparse rewards at the end.")] = True,
-    eval_seeds: Annotated[int, typer.Option(min=1, help="Seeds per reward in the final evaluation.")] = 2,
-    critic_llm: Annotated[bool, typer.Option("--critic-llm", help="Also have the LLM review each candidate against the goal.")] = False,
-    fitness_target: Annotated[float | None, typer.Option(help="Stop early once the best fitness reaches this.")] = None,
-    preference_check: Annotated[bool, typer.Option("--preference-check/--no-preference-check", help="Reject, before training, rewards that order recorded trajectories against the task's fitness.")] = True,
-    preference_threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Agreement of a reward's returns with fitness on recorded trajectories below which it is rejected untrained (lowered per task where the environment's own reward scores lower).")] = DEFAULT_PREFERENCE_THRESHOLD,
-    analyzer_llm: Annotated[bool, typer.Option("--analyzer-llm", help="Also have the LLM summarise failure causes and fixes for the next round.")] = False,
+    max_usd: Annotated[
+        float | None, typer.Option(help="Stop once LLM spend reaches this many dollars.")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Stop once LLM tokens reach this total.")
+    ] = None,
+    feedback: Annotated[
+        str | None, typer.Option(help="Your own words for the designer, added to its prompts.")
+    ] = None,
+    evaluate: Annotated[
+        bool,
+        typer.Option(
+            "--evaluate/--no-evaluate", help="Retrain best, human and sparse rewards at the end."
+        ),
+    ] = True,
+    eval_seeds: Annotated[
+        int, typer.Option(min=1, help="Seeds per reward in the final evaluation.")
+    ] = 2,
+    critic_llm: Annotated[
+        bool,
+        typer.Option(
+            "--critic-llm", help="Also have the LLM review each candidate against the goal."
+        ),
+    ] = False,
+    fitness_target: Annotated[
+        float | None, typer.Option(help="Stop early once the best fitness reaches this.")
+    ] = None,
+    preference_check: Annotated[
+        bool,
+        typer.Option(
+            "--preference-check/--no-preference-check",
+            help="Reject, before training, rewards that order recorded trajectories against the task's fitness.",
+        ),
+    ] = True,
+    preference_threshold: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Agreement of a reward's returns with fitness on recorded trajectories below which it is rejected untrained (lowered per task where the environment's own reward scores lower).",
+        ),
+    ] = DEFAULT_PREFERENCE_THRESHOLD,
+    analyzer_llm: Annotated[
+        bool,
+        typer.Option(
+            "--analyzer-llm",
+            help="Also have the LLM summarise failure causes and fixes for the next round.",
+        ),
+    ] = False,
     algo: Annotated[str | None, typer.Option(help="ppo or sac (default: the task's).")] = None,
     sandbox: Annotated[str, typer.Option(help="auto, process or docker.")] = "auto",
     as_json: JsonOption = False,
@@ -114,11 +201,27 @@ def run(
     if task is None and task_file is None:
         fail("name a task or pass --task-file", "see `rewardsmith tasks`")
     config = LoopConfig(
-        task_id=task or "", task_file=str(task_file.resolve()) if task_file else None, model=model, api_base=api_base,
-        rounds=rounds, samples=samples, steps=steps, parallel=parallel, seed=seed, max_usd=max_usd,
-        max_tokens=max_tokens, feedback=feedback, evaluate=evaluate, eval_seeds=eval_seeds, critic_llm=critic_llm,
-        fitness_target=fitness_target, algo=algo, sandbox=sandbox, preference_check=preference_check,
-        preference_threshold=preference_threshold, analyzer_llm=analyzer_llm,
+        task_id=task or "",
+        task_file=str(task_file.resolve()) if task_file else None,
+        model=model,
+        api_base=api_base,
+        rounds=rounds,
+        samples=samples,
+        steps=steps,
+        parallel=parallel,
+        seed=seed,
+        max_usd=max_usd,
+        max_tokens=max_tokens,
+        feedback=feedback,
+        evaluate=evaluate,
+        eval_seeds=eval_seeds,
+        critic_llm=critic_llm,
+        fitness_target=fitness_target,
+        algo=algo,
+        sandbox=sandbox,
+        preference_check=preference_check,
+        preference_threshold=preference_threshold,
+        analyzer_llm=analyzer_llm,
     )
     _execute(lambda reporter: start_run(config, runs_dir, reporter), as_json, runs_dir)
 

@@ -27,9 +27,17 @@ def list_all(ctx: typer.Context, as_json: JsonOption = False) -> None:
     for column in ("task", "environment", "fields", "fitness", "success"):
         table.add_column(column)
     for task in described:
-        table.add_row(task["id"], task["env_id"], str(len(task["fields"])), task["fitness"], task["success"] or "-")
+        table.add_row(
+            task["id"],
+            task["env_id"],
+            str(len(task["fields"])),
+            task["fitness"],
+            task["success"] or "-",
+        )
     console.print(table)
-    console.print("Show one with [bold]rewardsmith tasks show TASK[/]; target any Gymnasium env with --task-file.")
+    console.print(
+        "Show one with [bold]rewardsmith tasks show TASK[/]; target any Gymnasium env with --task-file."
+    )
 
 
 @app.command("show")
@@ -56,4 +64,6 @@ def show(
     console.print(table)
     console.print(f"[bold]fitness:[/] {described['fitness']}")
     console.print(f"[bold]success:[/] {described['success'] or 'this task has no success flag'}")
-    console.print(f"[bold]training default:[/] {described['default_algo']}, {described['default_steps']:,} steps")
+    console.print(
+        f"[bold]training default:[/] {described['default_algo']}, {described['default_steps']:,} steps"
+    )

@@ -10,7 +10,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from rewardsmith.commands.common import JsonOption, TaskFileOption, console, fail, print_json, user_errors
+from rewardsmith.commands.common import (
+    JsonOption,
+    TaskFileOption,
+    console,
+    fail,
+    print_json,
+    user_errors,
+)
 
 
 def resolve_reward(adapter: Any, reward: str) -> tuple[str | None, str]:
@@ -18,11 +25,17 @@ def resolve_reward(adapter: Any, reward: str) -> tuple[str | None, str]:
     if reward in ("human", "sparse"):
         source = adapter.reward_source(reward)
         if source is None and reward == "sparse":
-            raise ValueError(f"task {adapter.id!r} defines no sparse reward; add `sparse_reward` to its task file")
-        return source, f"{reward} reward" + ("" if source is not None else " (the environment's own)")
+            raise ValueError(
+                f"task {adapter.id!r} defines no sparse reward; add `sparse_reward` to its task file"
+            )
+        return source, f"{reward} reward" + (
+            "" if source is not None else " (the environment's own)"
+        )
     path = Path(reward)
     if not path.is_file():
-        raise FileNotFoundError(f"reward file {reward} does not exist; pass human, sparse, or a path to a .py file")
+        raise FileNotFoundError(
+            f"reward file {reward} does not exist; pass human, sparse, or a path to a .py file"
+        )
     return path.read_text(), str(path)
 
 
@@ -33,7 +46,13 @@ def checkpoint_table(checkpoints: list[dict[str, Any]]) -> Table:
         table.add_column(column, justify="right")
     for c in checkpoints:
         success = "-" if c.get("success_rate") is None else f"{c['success_rate']:.0%}"
-        row = [f"{c['step']:,}", f"{c['fitness']:.3g}", success, f"{c['episode_length']:.0f}", f"{c.get('reward_return', 0):.3g}"]
+        row = [
+            f"{c['step']:,}",
+            f"{c['fitness']:.3g}",
+            success,
+            f"{c['episode_length']:.0f}",
+            f"{c.get('reward_return', 0):.3g}",
+        ]
         row += [f"{c.get('components', {}).get(name, float('nan')):.3g}" for name in names]
         table.add_row(*row)
     return table
@@ -41,13 +60,21 @@ def checkpoint_table(checkpoints: list[dict[str, Any]]) -> Table:
 
 def train(
     task: Annotated[str | None, typer.Argument(help="Task id (see `rewardsmith tasks`).")] = None,
-    reward: Annotated[str, typer.Option("--reward", "-r", help="human, sparse, or a reward .py file.")] = "human",
-    steps: Annotated[int | None, typer.Option(help="Training steps (default: the task's tuned budget).", min=1)] = None,
+    reward: Annotated[
+        str, typer.Option("--reward", "-r", help="human, sparse, or a reward .py file.")
+    ] = "human",
+    steps: Annotated[
+        int | None, typer.Option(help="Training steps (default: the task's tuned budget).", min=1)
+    ] = None,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     algo: Annotated[str | None, typer.Option(help="ppo or sac (default: the task's).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Where to keep the job (default: runs/train/<task>-<time>).")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Where to keep the job (default: runs/train/<task>-<time>).")
+    ] = None,
     sandbox: Annotated[str, typer.Option(help="auto, process or docker.")] = "auto",
-    timeout: Annotated[float, typer.Option(help="Wall-clock limit for training, in seconds.")] = 3600.0,
+    timeout: Annotated[
+        float, typer.Option(help="Wall-clock limit for training, in seconds.")
+    ] = 3600.0,
     task_file: TaskFileOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -67,16 +94,30 @@ def train(
             check_source(source)  # static errors are reported before any sandbox starts
         chosen = choose_sandbox(sandbox)
     job = make_job(adapter, steps=steps, seed=seed, algo=algo)
-    out = (out or Path("runs") / "train" / f"{adapter.id}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    out = (
+        out or Path("runs") / "train" / f"{adapter.id}-{time.strftime('%Y%m%d-%H%M%S')}"
+    ).resolve()
     if not as_json:
-        console.print(f"Training [bold]{adapter.id}[/] on {label}: {job.algo.upper()}, {job.steps:,} steps, seed {seed}, sandbox: {chosen.describe()}")
+        console.print(
+            f"Training [bold]{adapter.id}[/] on {label}: {job.algo.upper()}, {job.steps:,} steps, seed {seed}, sandbox: {chosen.describe()}"
+        )
     with Progress(
-        TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, disable=as_json, transient=False,
+        TextColumn("[bold]training"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=as_json,
+        transient=False,
     ) as progress:
         bar = progress.add_task("train", total=job.steps)
         outcome = train_reward(
-            adapter, job, source, out, chosen.sandbox, Limits(wall_s=timeout),
+            adapter,
+            job,
+            source,
+            out,
+            chosen.sandbox,
+            Limits(wall_s=timeout),
             on_progress=lambda done, total: progress.update(bar, completed=min(done, total)),
         )
     result = {"task": adapter.id, "reward": label, **outcome.to_dict(), "candidate_dir": str(out)}
@@ -86,6 +127,12 @@ def train(
     if outcome.checkpoints:
         console.print(checkpoint_table(outcome.checkpoints))
     if outcome.error is not None:
-        fail(str(outcome.error), f"worker log: {out / 'worker.log'}" + (f"\n{outcome.error.traceback}" if outcome.error.traceback else ""))
+        fail(
+            str(outcome.error),
+            f"worker log: {out / 'worker.log'}"
+            + (f"\n{outcome.error.traceback}" if outcome.error.traceback else ""),
+        )
     success = "" if outcome.success_rate is None else f", success rate {outcome.success_rate:.0%}"
-    console.print(f"[bold green]fitness {outcome.fitness:.4g}[/]{success} ({adapter.fitness_description}); files in {out}")
+    console.print(
+        f"[bold green]fitness {outcome.fitness:.4g}[/]{success} ({adapter.fitness_description}); files in {out}"
+    )

@@ -27,7 +27,12 @@ def _review_with_llm(ctx: Context, summary: CandidateSummary, code: str) -> str 
     messages = [
         {
             "role": "user",
-            "content": render("critic_review", goal=ctx.adapter.goal, fields=ctx.adapter.describe()["fields"], code=code),
+            "content": render(
+                "critic_review",
+                goal=ctx.adapter.goal,
+                fields=ctx.adapter.describe()["fields"],
+                code=code,
+            ),
         }
     ]
     key = f"r{summary['round']:02d}-critic-{candidate_key(summary['round'], summary['idx'])}"
@@ -62,7 +67,9 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     verdict: dict[str, Any] = {"ok": True, "warnings": []}
     try:
         check_source(code)
-        report = smoke_test(ctx.adapter, code, cand_dir / "smoke", ctx.states_path, ctx.sandbox, SMOKE_LIMITS)
+        report = smoke_test(
+            ctx.adapter, code, cand_dir / "smoke", ctx.states_path, ctx.sandbox, SMOKE_LIMITS
+        )
         verdict["warnings"] = list(report.warnings)
         verdict["outcome_fields"] = outcome_fields_read(ctx.adapter.schema, code)
         if verdict["outcome_fields"]:
@@ -80,8 +87,12 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     summary["warnings"] = verdict["warnings"]
     if not verdict["ok"]:
         summary.update(status="rejected", category=verdict["category"], message=verdict["message"])
-        ctx.run.upsert_candidate(round_, idx, status="rejected", category=verdict["category"], message=verdict["message"])
-        ctx.reporter.candidate(round_, idx, "rejected", f"{verdict['category']}: {verdict['message']}")
+        ctx.run.upsert_candidate(
+            round_, idx, status="rejected", category=verdict["category"], message=verdict["message"]
+        )
+        ctx.reporter.candidate(
+            round_, idx, "rejected", f"{verdict['category']}: {verdict['message']}"
+        )
     else:
         ctx.reporter.candidate(round_, idx, "accepted", "; ".join(verdict["warnings"]))
     return summary
@@ -92,5 +103,7 @@ def critique(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     candidates = state.get("candidates", [])
     pending = [c for c in candidates if c.get("status") == "designed"]
     with ThreadPoolExecutor(max_workers=max(1, ctx.config.parallel)) as pool:
-        checked = {(c["round"], c["idx"]): c for c in pool.map(lambda c: _critique_one(ctx, c), pending)}
+        checked = {
+            (c["round"], c["idx"]): c for c in pool.map(lambda c: _critique_one(ctx, c), pending)
+        }
     return {"candidates": [checked.get((c["round"], c["idx"]), c) for c in candidates]}

@@ -37,7 +37,9 @@ class Designer(Protocol):
     name: str
     is_llm: bool
 
-    def propose(self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]) -> list[Proposal]: ...
+    def propose(
+        self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]
+    ) -> list[Proposal]: ...
 
 
 def action_description(space: gym.Space) -> str:
@@ -63,7 +65,9 @@ def build_messages(ctx: Context, state: LoopState) -> list[Message]:
         action_description=action_description(env.action_space),
     )
     env.close()
-    user = render("designer_task", goal=adapter.goal, fields=described["fields"], feedback=config.feedback)
+    user = render(
+        "designer_task", goal=adapter.goal, fields=described["fields"], feedback=config.feedback
+    )
     best = state.get("best")
     if best is not None:
         reflection_path = ctx.run.candidate_dir(best["round"], best["idx"]) / "reflection.md"
@@ -102,15 +106,21 @@ def _hacking_suspects(ctx: Context, state: LoopState) -> list[dict[str, Any]]:
     best = state.get("best")
     suspects = []
     for c in state.get("candidates", []):
-        if c.get("status") != "trained" or (best and (best["round"], best["idx"]) == (c["round"], c["idx"])):
+        if c.get("status") != "trained" or (
+            best and (best["round"], best["idx"]) == (c["round"], c["idx"])
+        ):
             continue
         path = ctx.run.candidate_dir(c["round"], c["idx"]) / "analysis.json"
         if not path.exists():
             continue
         hacking = json.loads(path.read_text()).get("hacking") or {}
         if hacking.get("suspect"):
-            message = f"candidate {candidate_key(c['round'], c['idx'])}: " + "; ".join(hacking.get("reasons", []))
-            suspects.append({"category": hacking.get("flag"), "message": message, "traceback": None})
+            message = f"candidate {candidate_key(c['round'], c['idx'])}: " + "; ".join(
+                hacking.get("reasons", [])
+            )
+            suspects.append(
+                {"category": hacking.get("flag"), "message": message, "traceback": None}
+            )
     return suspects[:2]
 
 
@@ -122,7 +132,9 @@ class LLMDesigner:
     def __init__(self, model: str) -> None:
         self.name = model
 
-    def propose(self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]) -> list[Proposal]:
+    def propose(
+        self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]
+    ) -> list[Proposal]:
         assert ctx.llm is not None
         digest = prompt_hash(messages)
         round_ = state.get("round", 0)
@@ -134,7 +146,9 @@ class LLMDesigner:
             try:
                 call = ctx.llm.complete(messages)  # type: ignore[union-attr]
             except LLMUnavailableError as exc:
-                call = exc.call or LLMCall(prompt_hash=digest, model=self.name, messages=messages, error=str(exc))
+                call = exc.call or LLMCall(
+                    prompt_hash=digest, model=self.name, messages=messages, error=str(exc)
+                )
             record = call.to_dict()
             path = ctx.run.save_reply(key, record)
             ctx.run.record_llm_call(round_, "design", record, path)
@@ -152,7 +166,11 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     round_, attempt = state.get("round", 0), state.get("attempt", 0)
     ctx.reporter.round_started(round_, attempt)
     messages = build_messages(ctx, state)
-    ctx.run.write_round_file(round_, f"prompt_a{attempt}.json", {"messages": messages, "prompt_hash": prompt_hash(messages)})
+    ctx.run.write_round_file(
+        round_,
+        f"prompt_a{attempt}.json",
+        {"messages": messages, "prompt_hash": prompt_hash(messages)},
+    )
     k = ctx.config.samples
     # Each retry of a round gets its own candidate slots, so nothing earlier is overwritten.
     indices = list(range(attempt * k, (attempt + 1) * k))
@@ -167,11 +185,19 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     candidates: list[CandidateSummary] = []
     for idx, proposal in zip(indices, proposals, strict=True):
         files = ctx.run
-        files.write_candidate_file(round_, idx, "prompt.json", {"messages": messages, "prompt_hash": prompt_hash(messages)})
+        files.write_candidate_file(
+            round_, idx, "prompt.json", {"messages": messages, "prompt_hash": prompt_hash(messages)}
+        )
         files.write_candidate_file(round_, idx, "response.md", proposal.reply)
         if proposal.call and "genome" in proposal.call:
             files.write_candidate_file(round_, idx, "genome.json", proposal.call["genome"])
-        summary: CandidateSummary = {"round": round_, "idx": idx, "status": "designed", "parent": parent, "warnings": []}
+        summary: CandidateSummary = {
+            "round": round_,
+            "idx": idx,
+            "status": "designed",
+            "parent": parent,
+            "warnings": [],
+        }
         if proposal.error:
             summary.update(status="rejected", category="llm_error", message=proposal.error)
         else:
@@ -179,8 +205,17 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
                 code = extract_code(proposal.reply)
                 files.write_candidate_file(round_, idx, "reward.py", code)
             except ExtractError as exc:
-                summary.update(status="rejected", category=ErrorCategory.EXTRACT_ERROR.value, message=str(exc))
-        files.upsert_candidate(round_, idx, status=summary["status"], category=summary.get("category"), message=summary.get("message"), parent=parent)
+                summary.update(
+                    status="rejected", category=ErrorCategory.EXTRACT_ERROR.value, message=str(exc)
+                )
+        files.upsert_candidate(
+            round_,
+            idx,
+            status=summary["status"],
+            category=summary.get("category"),
+            message=summary.get("message"),
+            parent=parent,
+        )
         ctx.reporter.candidate(round_, idx, summary["status"], summary.get("message") or "")
         candidates.append(summary)
     return {"candidates": candidates, "stop_reason": None}

@@ -42,7 +42,9 @@ def evaluate(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
 def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
     """Train best/human/sparse with `config.eval_seeds` fresh seeds each; finished seeds are reused."""
     config = ctx.config
-    ctx.reporter.message(f"final evaluation: best, human and sparse rewards, {config.eval_seeds} seed(s) each")
+    ctx.reporter.message(
+        f"final evaluation: best, human and sparse rewards, {config.eval_seeds} seed(s) each"
+    )
     sources = {
         "best": (ctx.run.candidate_dir(round_, idx) / "reward.py").read_text(),
         "human": ctx.adapter.reward_source("human"),
@@ -60,11 +62,20 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
         name, seed_index = job
         idx = EVAL_NAMES.index(name) * 100 + seed_index
         ctx.reporter.candidate(-1, idx, "training")
-        outcome = run_job(ctx, root / f"{name}_s{seed_index}", -1, idx, sources[name], EVAL_SEED_BASE + config.seed + seed_index)
+        outcome = run_job(
+            ctx,
+            root / f"{name}_s{seed_index}",
+            -1,
+            idx,
+            sources[name],
+            EVAL_SEED_BASE + config.seed + seed_index,
+        )
         if outcome["ok"]:
             ctx.reporter.candidate(-1, idx, "trained", f"fitness {outcome['fitness']:.4g}")
         else:
-            ctx.reporter.candidate(-1, idx, "failed", f"{outcome['error']['category']}: {outcome['error']['message']}")
+            ctx.reporter.candidate(
+                -1, idx, "failed", f"{outcome['error']['category']}: {outcome['error']['message']}"
+            )
         return name, outcome
 
     with ThreadPoolExecutor(max_workers=max(1, config.parallel)) as pool:
@@ -78,7 +89,9 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
             "per_seed": fits,
             "failed_seeds": sum(1 for n, o in results if n == name and not o["ok"]),
         }
-    score = human_normalized(report["best"]["fitness"], report["human"]["fitness"], report["sparse"]["fitness"])
+    score = human_normalized(
+        report["best"]["fitness"], report["human"]["fitness"], report["sparse"]["fitness"]
+    )
     report["human_normalized_score"] = score
     write_json(root / "evaluation.json", report)
     ctx.run.update_summary(

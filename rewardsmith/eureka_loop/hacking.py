@@ -189,7 +189,9 @@ def hacking_suspects(run_path: Path) -> list[dict[str, Any]]:
         analysis, pref = cand_dir / "analysis.json", cand_dir / "preference.json"
         reasons: list[str] = []
         critique = cand_dir / "critique.json"
-        leaked = json.loads(critique.read_text()).get("outcome_fields", []) if critique.exists() else []
+        leaked = (
+            json.loads(critique.read_text()).get("outcome_fields", []) if critique.exists() else []
+        )
         trained = analysis.exists()
         if trained:
             reasons = (json.loads(analysis.read_text()).get("hacking") or {}).get("reasons", [])

@@ -98,7 +98,9 @@ def _human_helpers(source: str) -> str:
     return "\n\n\n".join(parts).replace("def compute_reward(", "def _human_reward(")
 
 
-def render_code(genome: Genome, human_source: str | None, scales: dict[tuple[str, str], float]) -> str:
+def render_code(
+    genome: Genome, human_source: str | None, scales: dict[tuple[str, str], float]
+) -> str:
     """Reward source for a genome; the human reward is embedded as a helper function."""
     lines = ["import numpy as np", "", ""]
     if human_source is not None:
@@ -115,15 +117,21 @@ def render_code(genome: Genome, human_source: str | None, scales: dict[tuple[str
     else:
         lines += ["    total = np.zeros(len(action))", "    components = {}"]
     for term in genome.shaping:
-        lines.append(f'    components["{term.name}"] = {term_expression(term, scales[(term.kind, term.field)])}')
+        lines.append(
+            f'    components["{term.name}"] = {term_expression(term, scales[(term.kind, term.field)])}'
+        )
         lines.append(f'    total = total + components["{term.name}"]')
     lines.append("    return total, components")
     return "\n".join(lines) + "\n"
 
 
-def mutate(parent: Genome, rng: np.random.Generator, options: list[tuple[str, str]], components: list[str]) -> tuple[Genome, list[str]]:
+def mutate(
+    parent: Genome, rng: np.random.Generator, options: list[tuple[str, str]], components: list[str]
+) -> tuple[Genome, list[str]]:
     """One child: perturbed weights, an added or removed shaping term, re-weighted human parts."""
-    child = Genome(dict(parent.human_weights), [Term(t.kind, t.field, t.weight) for t in parent.shaping])
+    child = Genome(
+        dict(parent.human_weights), [Term(t.kind, t.field, t.weight) for t in parent.shaping]
+    )
     notes: list[str] = []
     while not notes:
         if child.shaping and rng.random() < 0.5:
@@ -141,7 +149,9 @@ def mutate(parent: Genome, rng: np.random.Generator, options: list[tuple[str, st
             notes.append(f"removed {removed.name}")
         if components and rng.random() < 0.3:
             name = components[int(rng.integers(len(components)))]
-            child.human_weights[name] = float(child.human_weights.get(name, 1.0) * math.exp(rng.normal(0, 0.3)))
+            child.human_weights[name] = float(
+                child.human_weights.get(name, 1.0) * math.exp(rng.normal(0, 0.3))
+            )
             notes.append(f"re-weighted human component {name}")
     return child, notes
 
@@ -152,7 +162,9 @@ class OfflineDesigner:
     name = "offline designer (evolutionary search over reward terms, no LLM)"
     is_llm = False
 
-    def propose(self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]) -> list[Proposal]:
+    def propose(
+        self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]
+    ) -> list[Proposal]:
         adapter = ctx.adapter
         human = adapter.reward_source("human")
         scales = term_scales(adapter, ctx.states_path)

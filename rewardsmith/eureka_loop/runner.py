@@ -19,7 +19,9 @@ STATES_FILE = "states.npz"
 TASK_COPY = "task.toml"
 
 
-def _context(run: Run, config: LoopConfig, reporter: Reporter, replay: tuple[Designer, Any] | None = None) -> Context:
+def _context(
+    run: Run, config: LoopConfig, reporter: Reporter, replay: tuple[Designer, Any] | None = None
+) -> Context:
     from rewardsmith.eureka_loop.bank import bank_for, seed_bank
     from rewardsmith.eureka_loop.llm import Budget, LLMCall, LLMClient, LLMConfig
     from rewardsmith.sandbox.backends import choose_sandbox
@@ -33,15 +35,22 @@ def _context(run: Run, config: LoopConfig, reporter: Reporter, replay: tuple[Des
     if replay is not None:  # `replay --rerun`: recorded replies stand in for the LLM
         designer, llm = replay
     elif config.model:
-        llm = LLMClient(LLMConfig(model=config.model, api_base=config.api_base, temperature=config.temperature), budget=budget)
+        llm = LLMClient(
+            LLMConfig(model=config.model, api_base=config.api_base, temperature=config.temperature),
+            budget=budget,
+        )
         designer = LLMDesigner(config.model)
     # Replies already stored count against the budget, so a resumed run keeps its limits.
     for row in run.llm_calls():
         budget.record(
             LLMCall(
-                prompt_hash=row["prompt_hash"], model=row["model"], messages=[],
-                prompt_tokens=row["prompt_tokens"] or 0, completion_tokens=row["completion_tokens"] or 0,
-                cost_usd=row["cost_usd"] or 0.0, cost_known=bool(row["cost_usd"]),
+                prompt_hash=row["prompt_hash"],
+                model=row["model"],
+                messages=[],
+                prompt_tokens=row["prompt_tokens"] or 0,
+                completion_tokens=row["completion_tokens"] or 0,
+                cost_usd=row["cost_usd"] or 0.0,
+                cost_known=bool(row["cost_usd"]),
             )
         )
     chosen = choose_sandbox(config.sandbox)
@@ -52,8 +61,15 @@ def _context(run: Run, config: LoopConfig, reporter: Reporter, replay: tuple[Des
     # The trajectory bank for the preference check and the analyzer (no reward code runs here).
     seed_bank(adapter, bank_for(run.path), config.seed, reporter.message)
     return Context(
-        run=run, adapter=adapter, config=config, designer=designer, sandbox=chosen.sandbox,
-        reporter=reporter, states_path=states_path, llm=llm, budget=budget,
+        run=run,
+        adapter=adapter,
+        config=config,
+        designer=designer,
+        sandbox=chosen.sandbox,
+        reporter=reporter,
+        states_path=states_path,
+        llm=llm,
+        budget=budget,
     )
 
 
@@ -62,11 +78,18 @@ def _recursion_limit(config: LoopConfig) -> int:
 
 
 def _execute(
-    run: Run, config: LoopConfig, reporter: Reporter, initial: LoopState | None, replay: tuple[Designer, Any] | None = None
+    run: Run,
+    config: LoopConfig,
+    reporter: Reporter,
+    initial: LoopState | None,
+    replay: tuple[Designer, Any] | None = None,
 ) -> dict[str, Any]:
     ctx = _context(run, config, reporter, replay)
     graph = build_graph(run.checkpoint_db_path)
-    graph_config = {"configurable": {"thread_id": run.run_id}, "recursion_limit": _recursion_limit(config)}
+    graph_config = {
+        "configurable": {"thread_id": run.run_id},
+        "recursion_limit": _recursion_limit(config),
+    }
     try:
         final = graph.invoke(initial, graph_config, context=ctx)
     except KeyboardInterrupt:
@@ -111,7 +134,12 @@ def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
     return result
 
 
-def start_run(config: LoopConfig, runs_dir: Path, reporter: Reporter | None = None, command: list[str] | None = None) -> dict[str, Any]:
+def start_run(
+    config: LoopConfig,
+    runs_dir: Path,
+    reporter: Reporter | None = None,
+    command: list[str] | None = None,
+) -> dict[str, Any]:
     """Create a run in `runs_dir` and evolve rewards until a stop condition."""
     reporter = reporter or NullReporter()
     # Fail fast, before a run directory exists, on a bad task or a model without credentials.
@@ -120,20 +148,31 @@ def start_run(config: LoopConfig, runs_dir: Path, reporter: Reporter | None = No
         from rewardsmith.eureka_loop.llm import LLMClient, LLMConfig
 
         LLMClient(LLMConfig(model=config.model, api_base=config.api_base))
-    run = RunStore(runs_dir.resolve()).create_run(config.task_id, config.to_dict(), command or sys.argv, config.seed)
+    run = RunStore(runs_dir.resolve()).create_run(
+        config.task_id, config.to_dict(), command or sys.argv, config.seed
+    )
     if config.task_file:
         shutil.copyfile(config.task_file, run.path / TASK_COPY)
     reporter.message(f"run {run.run_id} in {run.path}")
-    return _execute(run, config, reporter, {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []})
+    return _execute(
+        run,
+        config,
+        reporter,
+        {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []},
+    )
 
 
-def resume_run(run_ref: str | Path, runs_dir: Path, reporter: Reporter | None = None) -> dict[str, Any]:
+def resume_run(
+    run_ref: str | Path, runs_dir: Path, reporter: Reporter | None = None
+) -> dict[str, Any]:
     """Continue an interrupted run from its last checkpoint; stored replies are reused."""
     reporter = reporter or NullReporter()
     run = RunStore(runs_dir.resolve()).open_run(run_ref)
     info = run.info()
     if info.get("replay_of"):
-        raise ValueError(f"run {run.run_id} is a rerun of {info['replay_of']}; rerun that again instead of resuming")
+        raise ValueError(
+            f"run {run.run_id} is a rerun of {info['replay_of']}; rerun that again instead of resuming"
+        )
     config = LoopConfig.from_dict(info["config"])
     graph = build_graph(run.checkpoint_db_path)
     snapshot = graph.get_state({"configurable": {"thread_id": run.run_id}})
@@ -141,11 +180,21 @@ def resume_run(run_ref: str | Path, runs_dir: Path, reporter: Reporter | None = 
         raise ValueError(f"run {run.run_id} already finished; nothing to resume")
     run.set_status("running")
     reporter.message(f"resuming run {run.run_id}")
-    initial = None if snapshot.values else {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []}
+    initial = (
+        None
+        if snapshot.values
+        else {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []}
+    )
     return _execute(run, config, reporter, initial)  # type: ignore[arg-type]
 
 
-def replay_run(run: Run, config: LoopConfig, designer: Designer, llm: Any = None, reporter: Reporter | None = None) -> dict[str, Any]:
+def replay_run(
+    run: Run,
+    config: LoopConfig,
+    designer: Designer,
+    llm: Any = None,
+    reporter: Reporter | None = None,
+) -> dict[str, Any]:
     """Evolve in a fresh `run` with `designer` (and `llm`) serving another run's recorded replies."""
     reporter = reporter or NullReporter()
     reporter.message(f"rerun {run.run_id} in {run.path}")
@@ -153,7 +202,9 @@ def replay_run(run: Run, config: LoopConfig, designer: Designer, llm: Any = None
     return _execute(run, config, reporter, initial, (designer, llm))
 
 
-def evaluate_run(run_ref: str | Path, runs_dir: Path, seeds: int | None = None, reporter: Reporter | None = None) -> dict[str, Any]:
+def evaluate_run(
+    run_ref: str | Path, runs_dir: Path, seeds: int | None = None, reporter: Reporter | None = None
+) -> dict[str, Any]:
     """Re-evaluate a run's best reward against the human and sparse rewards; no LLM is needed."""
     from rewardsmith.eureka_loop.evaluation import evaluate_best
 

@@ -41,17 +41,28 @@ def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     update: dict[str, Any] = {"best": best, "history": [entry]}
     if best is not None:
         best_path = ctx.run.candidate_dir(best["round"], best["idx"]) / "reward.py"
-        ctx.run.update_summary(best_fitness=best.get("fitness"), best_reward_path=str(best_path), best_candidate=entry["best"])
+        ctx.run.update_summary(
+            best_fitness=best.get("fitness"),
+            best_reward_path=str(best_path),
+            best_candidate=entry["best"],
+        )
         ctx.reporter.best({"key": entry["best"], "fitness": best.get("fitness")})
     ctx.run.update_summary(rounds_done=round_ + 1)
     stop = state.get("stop_reason")
     target = ctx.config.fitness_target
-    if stop is None and target is not None and best is not None and (best.get("fitness") or float("-inf")) >= target:
+    if (
+        stop is None
+        and target is not None
+        and best is not None
+        and (best.get("fitness") or float("-inf")) >= target
+    ):
         stop = f"fitness target {target} reached"
     if stop is None and ctx.budget is not None and ctx.budget.exceeded():
         stop = f"budget: {ctx.budget.exceeded()}"
     if stop is None and not trained and attempt < ctx.config.round_retries:
-        ctx.reporter.message(f"round {round_}: no candidate trained; repeating the round (attempt {attempt + 2})")
+        ctx.reporter.message(
+            f"round {round_}: no candidate trained; repeating the round (attempt {attempt + 2})"
+        )
         update.update(attempt=attempt + 1)
     elif stop is None and round_ + 1 < ctx.config.rounds:
         update.update(round=round_ + 1, attempt=0)

@@ -21,7 +21,9 @@ class Cancelled(Exception):
     """Raised from a progress callback to stop a sandboxed job (its process group is killed)."""
 
 
-def run_job(ctx: Context, cand_dir: Path, round_: int, idx: int, reward_source: str | None, seed: int) -> dict[str, Any]:
+def run_job(
+    ctx: Context, cand_dir: Path, round_: int, idx: int, reward_source: str | None, seed: int
+) -> dict[str, Any]:
     """Train one reward, or reuse its finished outcome after a resume; returns the outcome dict.
 
     `round_`/`idx` only label progress reports (the final evaluation uses round -1).
@@ -37,7 +39,13 @@ def run_job(ctx: Context, cand_dir: Path, round_: int, idx: int, reward_source: 
         ctx.reporter.progress(round_, idx, done, total)
 
     outcome: TrainOutcome = train_reward(
-        ctx.adapter, job, reward_source, cand_dir, ctx.sandbox, Limits(wall_s=ctx.config.train_timeout_s), progress
+        ctx.adapter,
+        job,
+        reward_source,
+        cand_dir,
+        ctx.sandbox,
+        Limits(wall_s=ctx.config.train_timeout_s),
+        progress,
     )
     record = outcome.to_dict()
     write_json(outcome_path, record)
@@ -52,13 +60,23 @@ def _train_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     code = (cand_dir / "reward.py").read_text()
     outcome = run_job(ctx, cand_dir, round_, idx, code, ctx.config.seed + round_ * 1000 + idx)
     if outcome["ok"]:
-        summary.update(status="trained", fitness=outcome["fitness"], success_rate=outcome["success_rate"])
-        ctx.run.upsert_candidate(round_, idx, status="trained", fitness=outcome["fitness"], success_rate=outcome["success_rate"])
+        summary.update(
+            status="trained", fitness=outcome["fitness"], success_rate=outcome["success_rate"]
+        )
+        ctx.run.upsert_candidate(
+            round_,
+            idx,
+            status="trained",
+            fitness=outcome["fitness"],
+            success_rate=outcome["success_rate"],
+        )
         ctx.reporter.candidate(round_, idx, "trained", f"fitness {outcome['fitness']:.4g}")
     else:
         error = outcome["error"]
         summary.update(status="failed", category=error["category"], message=error["message"])
-        ctx.run.upsert_candidate(round_, idx, status="failed", category=error["category"], message=error["message"])
+        ctx.run.upsert_candidate(
+            round_, idx, status="failed", category=error["category"], message=error["message"]
+        )
         ctx.reporter.candidate(round_, idx, "failed", f"{error['category']}: {error['message']}")
     return summary
 
@@ -68,7 +86,9 @@ def train(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     candidates = state.get("candidates", [])
     pending = [c for c in candidates if c.get("status") == "designed"]
     done: dict[tuple[int, int], CandidateSummary] = {}
-    with ThreadPoolExecutor(max_workers=max(1, ctx.config.parallel), thread_name_prefix="train") as pool:
+    with ThreadPoolExecutor(
+        max_workers=max(1, ctx.config.parallel), thread_name_prefix="train"
+    ) as pool:
         futures = [pool.submit(_train_one, ctx, c) for c in pending]
         try:
             for future in futures:

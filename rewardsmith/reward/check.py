@@ -47,7 +47,9 @@ def _as_batch(value: Any, n: int, what: str, step: int | None) -> np.ndarray:
     return value.astype(np.float64, copy=False)
 
 
-def check_output(result: Any, n: int, step: int | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def check_output(
+    result: Any, n: int, step: int | None = None
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Return (total, components) as float64 arrays of shape [n], or raise the named RewardError."""
     if not isinstance(result, tuple) or len(result) != 2 or not isinstance(result[1], dict):
         got = type(result).__name__
@@ -62,7 +64,11 @@ def check_output(result: Any, n: int, step: int | None = None) -> tuple[np.ndarr
     components: dict[str, np.ndarray] = {}
     for name, value in result[1].items():
         if not isinstance(name, str):
-            raise RewardError(ErrorCategory.RETURN_TYPE_ERROR, f"component key {name!r} is not a string", step=step)
+            raise RewardError(
+                ErrorCategory.RETURN_TYPE_ERROR,
+                f"component key {name!r} is not a string",
+                step=step,
+            )
         components[name] = _as_batch(value, n, name, step)
     for name, value in components.items():
         if not np.all(np.isfinite(value)):

@@ -61,5 +61,7 @@ class RewardError(Exception):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RewardError:
-        fields = {k: data.get(k) for k in ("message", "step", "component", "traceback", "line", "column")}
+        fields = {
+            k: data.get(k) for k in ("message", "step", "component", "traceback", "line", "column")
+        }
         return cls(category=ErrorCategory(data["category"]), **fields)  # type: ignore[arg-type]

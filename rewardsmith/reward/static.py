@@ -13,9 +13,26 @@ FORBIDDEN_NAMES = frozenset({"open", "exec", "eval", "compile", "__import__", "g
 # `np.load`, ...). The sandbox is the security boundary; this only gives early, clear errors.
 FORBIDDEN_ATTRIBUTES = frozenset(
     {
-        "sys", "os", "modules", "builtins", "importlib", "subprocess", "ctypes", "ctypeslib",
-        "load", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt", "fromfile",
-        "tofile", "memmap", "DataSource", "lib",
+        "sys",
+        "os",
+        "modules",
+        "builtins",
+        "importlib",
+        "subprocess",
+        "ctypes",
+        "ctypeslib",
+        "load",
+        "save",
+        "savez",
+        "savez_compressed",
+        "savetxt",
+        "loadtxt",
+        "genfromtxt",
+        "fromfile",
+        "tofile",
+        "memmap",
+        "DataSource",
+        "lib",
     }
 )
 
@@ -68,7 +85,11 @@ def _check_forbidden_calls(tree: ast.Module) -> None:
                 f"attribute {node.attr!r} is not allowed in reward code (no I/O or access to other modules)",
                 line=node.lineno,
             )
-        if isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr != "__init__":
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("__")
+            and node.attr != "__init__"
+        ):
             raise RewardError(
                 ErrorCategory.FORBIDDEN_IMPORT,
                 f"dunder attribute {node.attr!r} is not allowed in reward code",
@@ -80,7 +101,8 @@ def _check_signature(tree: ast.Module) -> None:
     defs = [
         node
         for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "compute_reward"
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name == "compute_reward"
     ]
     if not defs:
         raise RewardError(
@@ -95,7 +117,9 @@ def _check_signature(tree: ast.Module) -> None:
         )
     func = defs[0]
     if isinstance(func, ast.AsyncFunctionDef):
-        raise RewardError(ErrorCategory.SIGNATURE_ERROR, "compute_reward must not be async", line=func.lineno)
+        raise RewardError(
+            ErrorCategory.SIGNATURE_ERROR, "compute_reward must not be async", line=func.lineno
+        )
     args = func.args
     positional = [a.arg for a in args.posonlyargs + args.args]
     extras = args.vararg or args.kwarg or args.kwonlyargs
@@ -113,10 +137,11 @@ def fields_read(source: str) -> set[str]:
     """State fields the code reads as `state.x`, `next_state.x` or `state["x"]` (no execution)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if node.value.id in ("state", "next_state"):
-                names.add(node.attr)
-        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-            if node.value.id in ("state", "next_state") and isinstance(node.slice, ast.Constant):
-                names.add(str(node.slice.value))
+        target = getattr(node, "value", None)
+        if not (isinstance(target, ast.Name) and target.id in ("state", "next_state")):
+            continue
+        if isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            names.add(str(node.slice.value))
     return names

@@ -40,7 +40,9 @@ def algorithm_kwargs(job: TrainJob) -> dict[str, Any]:
 def build_model(job: TrainJob, env: Any, verbose: int = 0) -> BaseAlgorithm:
     if job.algo not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {job.algo!r}; choose one of {sorted(ALGORITHMS)}")
-    return ALGORITHMS[job.algo]("MlpPolicy", env, seed=job.seed, verbose=verbose, device="cpu", **algorithm_kwargs(job))
+    return ALGORITHMS[job.algo](
+        "MlpPolicy", env, seed=job.seed, verbose=verbose, device="cpu", **algorithm_kwargs(job)
+    )
 
 
 def save_policy(model: BaseAlgorithm, path: Path) -> None:
@@ -61,4 +63,6 @@ def obs_normalizer(path: Path, clip: float = 10.0, epsilon: float = 1e-8) -> Any
     """VecNormalize's observation transform, rebuilt from saved statistics without pickle."""
     with np.load(path, allow_pickle=False) as stats:
         mean, var = stats["mean"], stats["var"]
-    return lambda obs: np.clip((obs - mean) / np.sqrt(var + epsilon), -clip, clip).astype(np.float32)
+    return lambda obs: np.clip((obs - mean) / np.sqrt(var + epsilon), -clip, clip).astype(
+        np.float32
+    )

@@ -8,12 +8,19 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.envs.adapter import Episode, TaskAdapter
-from rewardsmith.sandbox.vec_reward import STATE_KEY, StateFieldsWrapper, batch_actions, stack_fields
+from rewardsmith.sandbox.vec_reward import (
+    STATE_KEY,
+    StateFieldsWrapper,
+    batch_actions,
+    stack_fields,
+)
 
 Policy = Callable[[np.ndarray], np.ndarray]
 
 
-def rollout_episodes(adapter: TaskAdapter, policy: Policy, n_episodes: int, seed: int) -> list[Episode]:
+def rollout_episodes(
+    adapter: TaskAdapter, policy: Policy, n_episodes: int, seed: int
+) -> list[Episode]:
     """Run `n_episodes` episodes side by side (one env each) so the policy is queried in batches."""
     envs = [StateFieldsWrapper(adapter.make_env(), adapter) for _ in range(n_episodes)]
     states: list[list[dict[str, Any]]] = []

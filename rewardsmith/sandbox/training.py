@@ -77,7 +77,9 @@ class TrainOutcome:
         }
 
 
-def make_job(adapter: TaskAdapter, *, steps: int | None, seed: int, algo: str | None = None) -> TrainJob:
+def make_job(
+    adapter: TaskAdapter, *, steps: int | None, seed: int, algo: str | None = None
+) -> TrainJob:
     """A job with the task's tuned defaults, overridden where the user said otherwise."""
     defaults = adapter.training
     algo = algo or defaults.algo
@@ -88,7 +90,9 @@ def make_job(adapter: TaskAdapter, *, steps: int | None, seed: int, algo: str | 
         discrete = isinstance(env.action_space, gym.spaces.Discrete)
         env.close()
         if discrete:
-            raise ValueError(f"SAC needs continuous actions, but {adapter.id} has discrete actions; use --algo ppo")
+            raise ValueError(
+                f"SAC needs continuous actions, but {adapter.id} has discrete actions; use --algo ppo"
+            )
     return TrainJob(
         task_id=adapter.id,
         algo=algo,
@@ -119,22 +123,50 @@ def classify_failure(run: SandboxRun, limits: Limits) -> RewardError:
     """Turn an abnormal sandbox exit into the one named category the user sees."""
     tail = run.output[-2000:]
     if run.limit_hit == "processes":
-        return RewardError(ErrorCategory.PROCESS_LIMIT, f"the worker hit the limit of {limits.processes} processes/threads; it was killed", traceback=tail)
+        return RewardError(
+            ErrorCategory.PROCESS_LIMIT,
+            f"the worker hit the limit of {limits.processes} processes/threads; it was killed",
+            traceback=tail,
+        )
     if run.timed_out:
-        return RewardError(ErrorCategory.TIMEOUT, f"training exceeded the {limits.wall_s:.0f} s wall-clock limit; the process group was killed", traceback=tail)
+        return RewardError(
+            ErrorCategory.TIMEOUT,
+            f"training exceeded the {limits.wall_s:.0f} s wall-clock limit; the process group was killed",
+            traceback=tail,
+        )
     sig = run.signal
     if sig == signal.SIGXCPU:
-        return RewardError(ErrorCategory.TIMEOUT, f"training exceeded the {limits.cpu_s} s CPU-time limit", traceback=tail)
+        return RewardError(
+            ErrorCategory.TIMEOUT,
+            f"training exceeded the {limits.cpu_s} s CPU-time limit",
+            traceback=tail,
+        )
     if run.limit_hit == "memory" or "MemoryError" in tail or sig == signal.SIGKILL:
-        return RewardError(ErrorCategory.MEMORY_LIMIT, f"the worker ran out of its {limits.memory_mb} MB memory limit", traceback=tail)
+        return RewardError(
+            ErrorCategory.MEMORY_LIMIT,
+            f"the worker ran out of its {limits.memory_mb} MB memory limit",
+            traceback=tail,
+        )
     if "Resource temporarily unavailable" in tail or "can't start new thread" in tail:
-        return RewardError(ErrorCategory.PROCESS_LIMIT, f"the worker hit the limit of {limits.processes} processes/threads", traceback=tail)
+        return RewardError(
+            ErrorCategory.PROCESS_LIMIT,
+            f"the worker hit the limit of {limits.processes} processes/threads",
+            traceback=tail,
+        )
     if sig is not None:
         name = signal.Signals(sig).name if sig in signal.Signals.__members__.values() else str(sig)
-        return RewardError(ErrorCategory.CRASHED, f"the worker was killed by signal {name}", traceback=tail)
+        return RewardError(
+            ErrorCategory.CRASHED, f"the worker was killed by signal {name}", traceback=tail
+        )
     if run.returncode == 0:
-        return RewardError(ErrorCategory.SANDBOX_DIED, "the worker exited without writing a result (exit status 0 is not success)", traceback=tail)
-    return RewardError(ErrorCategory.CRASHED, f"the worker exited with status {run.returncode}", traceback=tail)
+        return RewardError(
+            ErrorCategory.SANDBOX_DIED,
+            "the worker exited without writing a result (exit status 0 is not success)",
+            traceback=tail,
+        )
+    return RewardError(
+        ErrorCategory.CRASHED, f"the worker exited with status {run.returncode}", traceback=tail
+    )
 
 
 def train_reward(
@@ -174,7 +206,12 @@ def train_reward(
 
     run = sandbox.run("rewardsmith.sandbox.worker", [str(job_dir)], [job_dir], limits, poll)
     (candidate_dir / "worker.log").write_text(run.output)
-    outcome = TrainOutcome(ok=False, candidate_dir=candidate_dir, checkpoints=_read_checkpoints(job_dir), warnings=run.warnings)
+    outcome = TrainOutcome(
+        ok=False,
+        candidate_dir=candidate_dir,
+        checkpoints=_read_checkpoints(job_dir),
+        warnings=run.warnings,
+    )
     result_path = job_dir / files.RESULT_FILE
     if run.returncode != 0 or run.timed_out or run.limit_hit or not result_path.exists():
         outcome.error = classify_failure(run, limits)
@@ -193,9 +230,17 @@ def train_reward(
     return outcome
 
 
-def _evaluate(job_dir: Path, eval_dir: Path, sandbox: Sandbox, limits: Limits) -> tuple[RewardError | None, dict[str, Any]]:
+def _evaluate(
+    job_dir: Path, eval_dir: Path, sandbox: Sandbox, limits: Limits
+) -> tuple[RewardError | None, dict[str, Any]]:
     """Run the reward-free evaluator in its own sandbox; only `eval/` is writable to it."""
-    run = sandbox.run("rewardsmith.sandbox.evaluate", [str(eval_dir), str(job_dir)], [eval_dir], limits, readable=[job_dir])
+    run = sandbox.run(
+        "rewardsmith.sandbox.evaluate",
+        [str(eval_dir), str(job_dir)],
+        [eval_dir],
+        limits,
+        readable=[job_dir],
+    )
     (eval_dir.parent / "evaluator.log").write_text(run.output)
     eval_path = eval_dir / files.EVAL_FILE
     if run.returncode != 0 or not eval_path.exists():

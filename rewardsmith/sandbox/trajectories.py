@@ -9,7 +9,9 @@ import numpy as np
 from rewardsmith.envs.adapter import Episode
 
 
-def save_episodes(path: Path, episodes: list[Episode], fitness: list[float], success: list[bool | None]) -> None:
+def save_episodes(
+    path: Path, episodes: list[Episode], fitness: list[float], success: list[bool | None]
+) -> None:
     """Concatenate episodes into flat arrays with offsets; float32 keeps files small."""
     offsets = np.cumsum([0] + [e.length for e in episodes])
     arrays: dict[str, np.ndarray] = {
@@ -23,7 +25,9 @@ def save_episodes(path: Path, episodes: list[Episode], fitness: list[float], suc
     }
     for name in episodes[0].states:
         # States have one more row than actions per episode (the reset state).
-        arrays[f"state/{name}"] = np.concatenate([e.states[name] for e in episodes]).astype(np.float32)
+        arrays[f"state/{name}"] = np.concatenate([e.states[name] for e in episodes]).astype(
+            np.float32
+        )
     with path.open("wb") as handle:
         np.savez_compressed(handle, **arrays)
 
@@ -32,19 +36,24 @@ def load_episodes(path: Path) -> list[tuple[Episode, float, bool | None]]:
     """Inverse of `save_episodes`; never unpickles."""
     with np.load(path, allow_pickle=False) as data:
         offsets = data["offsets"]
-        fields = {key[len("state/"):]: data[key] for key in data.files if key.startswith("state/")}
+        fields = {key[len("state/") :]: data[key] for key in data.files if key.startswith("state/")}
         records = []
         for i in range(len(offsets) - 1):
             start, end = int(offsets[i]), int(offsets[i + 1])
             # State rows are offset by one extra row per earlier episode.
             s_start, s_end = start + i, end + i + 1
             episode = Episode(
-                states={name: values[s_start:s_end].astype(np.float64) for name, values in fields.items()},
+                states={
+                    name: values[s_start:s_end].astype(np.float64)
+                    for name, values in fields.items()
+                },
                 actions=data["actions"][start:end],
                 env_rewards=data["env_rewards"][start:end].astype(np.float64),
                 terminated=bool(data["terminated"][i]),
                 truncated=bool(data["truncated"][i]),
             )
             success = int(data["success"][i])
-            records.append((episode, float(data["fitness"][i]), None if success < 0 else bool(success)))
+            records.append(
+                (episode, float(data["fitness"][i]), None if success < 0 else bool(success))
+            )
     return records

@@ -33,7 +33,9 @@ from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv, call_reward, ma
 EVAL_SEED_OFFSET = 10_000
 
 
-def episode_components(reward_fn: RewardFn, episode: Episode, filename: str, step: int) -> dict[str, float]:
+def episode_components(
+    reward_fn: RewardFn, episode: Episode, filename: str, step: int
+) -> dict[str, float]:
     """Sum each reward component (and the total) over one episode, calling the reward once, batched."""
     state = {name: values[:-1] for name, values in episode.states.items()}
     next_state = {name: values[1:] for name, values in episode.states.items()}
@@ -52,7 +54,14 @@ def write_json_atomic(path: Path, data: Any) -> None:
 class ReflectionCallback(BaseCallback):
     """At ~N checkpoints, evaluate the policy and log components, fitness, success and length."""
 
-    def __init__(self, adapter: TaskAdapter, job: TrainJob, job_dir: Path, reward_fn: RewardFn | None, filename: str) -> None:
+    def __init__(
+        self,
+        adapter: TaskAdapter,
+        job: TrainJob,
+        job_dir: Path,
+        reward_fn: RewardFn | None,
+        filename: str,
+    ) -> None:
         super().__init__()
         self.adapter, self.job, self.job_dir = adapter, job, job_dir
         self.reward_fn, self.filename = reward_fn, filename
@@ -69,11 +78,18 @@ class ReflectionCallback(BaseCallback):
 
     def checkpoint(self) -> None:
         self.last_checkpoint_step = self.num_timesteps
-        episodes = rollout_episodes(self.adapter, self.policy, self.job.eval_episodes, self.job.seed + EVAL_SEED_OFFSET)
+        episodes = rollout_episodes(
+            self.adapter, self.policy, self.job.eval_episodes, self.job.seed + EVAL_SEED_OFFSET
+        )
         record = {"step": self.num_timesteps, **summarize(self.adapter, episodes)}
         if self.reward_fn is not None:
-            per_episode = [episode_components(self.reward_fn, e, self.filename, self.num_timesteps) for e in episodes]
-            means = {name: float(np.mean([c[name] for c in per_episode])) for name in per_episode[0]}
+            per_episode = [
+                episode_components(self.reward_fn, e, self.filename, self.num_timesteps)
+                for e in episodes
+            ]
+            means = {
+                name: float(np.mean([c[name] for c in per_episode])) for name in per_episode[0]
+            }
             record["reward_return"] = means.pop("__total__")
             record["components"] = means
         else:
@@ -89,7 +105,10 @@ class ReflectionCallback(BaseCallback):
         now = time.monotonic()
         if now - self.last_progress > 0.5:
             self.last_progress = now
-            write_json_atomic(self.job_dir / files.PROGRESS_FILE, {"steps": self.num_timesteps, "total": self.job.steps})
+            write_json_atomic(
+                self.job_dir / files.PROGRESS_FILE,
+                {"steps": self.num_timesteps, "total": self.job.steps},
+            )
         return True
 
 

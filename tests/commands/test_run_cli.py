@@ -17,21 +17,49 @@ runner = CliRunner()
 def test_run_json_reports_the_human_normalised_score(tmp_path: Path) -> None:
     result = runner.invoke(
         app,
-        ["run", "cartpole", "--rounds", "1", "--samples", "2", "--steps", "1500", "--eval-seeds", "1",
-         "--parallel", "2", "--runs-dir", str(tmp_path), "--sandbox", "process", "--json"],
+        [
+            "run",
+            "cartpole",
+            "--rounds",
+            "1",
+            "--samples",
+            "2",
+            "--steps",
+            "1500",
+            "--eval-seeds",
+            "1",
+            "--parallel",
+            "2",
+            "--runs-dir",
+            str(tmp_path),
+            "--sandbox",
+            "process",
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    for key in ("run_id", "best_fitness", "best_reward_path", "human_fitness", "sparse_fitness", "human_normalized_score"):
+    for key in (
+        "run_id",
+        "best_fitness",
+        "best_reward_path",
+        "human_fitness",
+        "sparse_fitness",
+        "human_normalized_score",
+    ):
         assert key in data
     assert Path(data["best_reward_path"]).read_text().count("def compute_reward") == 1
     listing = runner.invoke(app, ["runs", "--runs-dir", str(tmp_path), "--json"])
     assert json.loads(listing.stdout)[0]["status"] == "finished"
 
 
-def test_missing_api_key_is_one_clear_error_and_creates_no_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_api_key_is_one_clear_error_and_creates_no_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = runner.invoke(app, ["run", "cartpole", "--model", "gpt-4o", "--runs-dir", str(tmp_path)])
+    result = runner.invoke(
+        app, ["run", "cartpole", "--model", "gpt-4o", "--runs-dir", str(tmp_path)]
+    )
     assert result.exit_code == 1
     assert "OPENAI_API_KEY" in result.output and "Traceback" not in result.output
     assert not any(tmp_path.iterdir())

@@ -1,6 +1,6 @@
 """Scripted LLM replies for loop tests: good, broken and empty reward code for CartPole."""
 
-GOOD_UPRIGHT = '''Here is a reward that keeps the pole upright and the cart centred.
+GOOD_UPRIGHT = """Here is a reward that keeps the pole upright and the cart centred.
 
 ```python
 import numpy as np
@@ -11,9 +11,9 @@ def compute_reward(state, action, next_state):
     centred = -0.1 * np.abs(next_state.cart_position)
     return upright + centred, {"upright": upright, "centred": centred}
 ```
-'''
+"""
 
-GOOD_ALIVE = '''```python
+GOOD_ALIVE = """```python
 import numpy as np
 
 
@@ -21,10 +21,10 @@ def compute_reward(state, action, next_state):
     alive = np.ones_like(next_state.pole_angle)
     return alive, {"alive": alive}
 ```
-'''
+"""
 
 # Pays for spinning the pole: a reward that ranks good episodes below bad ones.
-BAD_SIGN = '''```python
+BAD_SIGN = """```python
 import numpy as np
 
 
@@ -32,12 +32,12 @@ def compute_reward(state, action, next_state):
     tilt = np.abs(next_state.pole_angle)
     return tilt, {"tilt": tilt}
 ```
-'''
+"""
 
-SYNTAX_ERROR = '''```python
+SYNTAX_ERROR = """```python
 def compute_reward(state, action, next_state)
     return state.pole_angle, {}
 ```
-'''
+"""
 
 NO_CODE = "I am sorry, I cannot help with writing reward functions today."

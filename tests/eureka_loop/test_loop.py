@@ -21,7 +21,15 @@ def _candidates(run_dir: Path) -> dict[str, dict]:
 
 
 def test_offline_designer_runs_and_evaluates(tmp_path: Path) -> None:
-    config = LoopConfig(task_id="cartpole", rounds=2, samples=2, steps=2_000, parallel=2, eval_seeds=1, sandbox="process")
+    config = LoopConfig(
+        task_id="cartpole",
+        rounds=2,
+        samples=2,
+        steps=2_000,
+        parallel=2,
+        eval_seeds=1,
+        sandbox="process",
+    )
     result = start_run(config, tmp_path)
     assert result["designer"].startswith("offline designer")
     assert result["llm_calls"] == 0
@@ -37,7 +45,9 @@ def test_offline_designer_runs_and_evaluates(tmp_path: Path) -> None:
     assert info["status"] == "finished" and info["model"] == "offline designer"
 
 
-def test_scripted_llm_run_rejects_broken_code_and_selects_by_fitness(tmp_path: Path, scripted_llm) -> None:
+def test_scripted_llm_run_rejects_broken_code_and_selects_by_fitness(
+    tmp_path: Path, scripted_llm
+) -> None:
     server = scripted_llm(
         [
             {"status": 429},
@@ -50,8 +60,15 @@ def test_scripted_llm_run_rejects_broken_code_and_selects_by_fitness(tmp_path: P
         default_reply=GOOD_ALIVE,
     )
     config = LoopConfig(
-        task_id="cartpole", model=server.model, api_base=server.base_url, rounds=1, samples=4,
-        steps=3_000, parallel=2, evaluate=False, sandbox="process",
+        task_id="cartpole",
+        model=server.model,
+        api_base=server.base_url,
+        rounds=1,
+        samples=4,
+        steps=3_000,
+        parallel=2,
+        evaluate=False,
+        sandbox="process",
     )
     result = start_run(config, tmp_path)
     run_dir = Path(result["run_dir"])
@@ -75,8 +92,16 @@ def test_scripted_llm_run_rejects_broken_code_and_selects_by_fitness(tmp_path: P
 def test_token_budget_stops_the_run_cleanly(tmp_path: Path, scripted_llm) -> None:
     server = scripted_llm(default_reply=GOOD_ALIVE)
     config = LoopConfig(
-        task_id="cartpole", model=server.model, api_base=server.base_url, rounds=5, samples=1,
-        steps=1_000, parallel=1, evaluate=False, max_tokens=1, sandbox="process",
+        task_id="cartpole",
+        model=server.model,
+        api_base=server.base_url,
+        rounds=5,
+        samples=1,
+        steps=1_000,
+        parallel=1,
+        evaluate=False,
+        max_tokens=1,
+        sandbox="process",
     )
     result = start_run(config, tmp_path)
     assert result["stop_reason"].startswith("budget")

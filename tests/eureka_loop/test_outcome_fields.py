@@ -9,14 +9,14 @@ from rewardsmith.envs import load_task
 from rewardsmith.eureka_loop.hacking import FLAG, hacking_suspects, outcome_fields_read
 from rewardsmith.reward.static import fields_read
 
-LEAKY = '''import numpy as np
+LEAKY = """import numpy as np
 
 
 def compute_reward(state, action, next_state):
     landed = 100.0 * next_state["at_rest"]
     near = -np.abs(next_state.x_position)
     return landed + near, {"landed": landed, "near": near}
-'''
+"""
 
 
 def test_fields_read_sees_attribute_and_item_access() -> None:

@@ -35,14 +35,37 @@ def _run_dir(runs_dir: Path) -> Path:
 def test_sigkill_then_ctrl_c_then_resume_repeats_no_llm_call(tmp_path: Path, scripted_llm) -> None:
     server = scripted_llm(default_reply=GOOD_UPRIGHT)
     command = [
-        sys.executable, "-m", "rewardsmith.cli", "run", "cartpole", "--model", server.model,
-        "--api-base", server.base_url, "--rounds", "2", "--samples", "2", "--steps", "6000",
-        "--parallel", "1", "--no-evaluate", "--runs-dir", str(tmp_path), "--sandbox", "process",
+        sys.executable,
+        "-m",
+        "rewardsmith.cli",
+        "run",
+        "cartpole",
+        "--model",
+        server.model,
+        "--api-base",
+        server.base_url,
+        "--rounds",
+        "2",
+        "--samples",
+        "2",
+        "--steps",
+        "6000",
+        "--parallel",
+        "1",
+        "--no-evaluate",
+        "--runs-dir",
+        str(tmp_path),
+        "--sandbox",
+        "process",
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("REWARDSMITH_")}
-    first = subprocess.Popen(command, start_new_session=True, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    first = subprocess.Popen(
+        command, start_new_session=True, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     # 1. kill -9 while the second candidate of round 0 is training.
-    _wait_for(lambda: (_run_dir(tmp_path) / "round_00" / "cand_01" / "job" / "progress.json").exists())
+    _wait_for(
+        lambda: (_run_dir(tmp_path) / "round_00" / "cand_01" / "job" / "progress.json").exists()
+    )
     finished = _run_dir(tmp_path) / "round_00" / "cand_00" / "outcome.json"
     assert finished.exists()
     finished_mtime = finished.stat().st_mtime_ns
@@ -50,13 +73,29 @@ def test_sigkill_then_ctrl_c_then_resume_repeats_no_llm_call(tmp_path: Path, scr
     first.wait()
     run_dir = _run_dir(tmp_path)
     assert server.request_count == 2
-    listing = subprocess.run([sys.executable, "-m", "rewardsmith.cli", "runs", "--runs-dir", str(tmp_path), "--json"], capture_output=True, text=True, env=env)
+    listing = subprocess.run(
+        [sys.executable, "-m", "rewardsmith.cli", "runs", "--runs-dir", str(tmp_path), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert [r["status"] for r in json.loads(listing.stdout)] == ["interrupted"]
 
     # 2. resume, then Ctrl-C while round 1 trains: a clean stop that says how to resume.
     second = subprocess.Popen(
-        [sys.executable, "-m", "rewardsmith.cli", "resume", run_dir.name, "--runs-dir", str(tmp_path)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "rewardsmith.cli",
+            "resume",
+            run_dir.name,
+            "--runs-dir",
+            str(tmp_path),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     _wait_for(lambda: (run_dir / "round_01" / "cand_00" / "job" / "progress.json").exists())
     second.send_signal(signal.SIGINT)
@@ -73,7 +112,9 @@ def test_sigkill_then_ctrl_c_then_resume_repeats_no_llm_call(tmp_path: Path, scr
     assert [h["round"] for h in result["history"]] == [0, 1]
     for round_ in (0, 1):
         for idx in (0, 1):
-            outcome = json.loads((run_dir / f"round_{round_:02d}" / f"cand_{idx:02d}" / "outcome.json").read_text())
+            outcome = json.loads(
+                (run_dir / f"round_{round_:02d}" / f"cand_{idx:02d}" / "outcome.json").read_text()
+            )
             assert outcome["ok"] and outcome["fitness"] is not None
     info = json.loads((run_dir / "run.json").read_text())
     assert info["status"] == "finished"
