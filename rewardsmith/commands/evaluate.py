@@ -66,7 +66,7 @@ class _Printer:
     def progress(self, round: int, idx: int, done: int, total: int) -> None:
         pass
 
-    def best(self, summary: dict) -> None:  # type: ignore[type-arg]
+    def best(self, summary: dict[str, object]) -> None:
         pass
 
     def spend(self, tokens: int, usd: float) -> None:

@@ -61,7 +61,7 @@ def _train_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     outcome = run_job(ctx, cand_dir, round_, idx, code, ctx.config.seed + round_ * 1000 + idx)
     if outcome["ok"]:
         summary.update(
-            status="trained", fitness=outcome["fitness"], success_rate=outcome["success_rate"]
+            {"status": "trained", "fitness": outcome["fitness"], "success_rate": outcome["success_rate"]}
         )
         ctx.run.upsert_candidate(
             round_,
@@ -73,7 +73,7 @@ def _train_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
         ctx.reporter.candidate(round_, idx, "trained", f"fitness {outcome['fitness']:.4g}")
     else:
         error = outcome["error"]
-        summary.update(status="failed", category=error["category"], message=error["message"])
+        summary.update({"status": "failed", "category": error["category"], "message": error["message"]})
         ctx.run.upsert_candidate(
             round_, idx, status="failed", category=error["category"], message=error["message"]
         )

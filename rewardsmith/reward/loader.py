@@ -40,4 +40,4 @@ def load_reward(path: Path) -> RewardFn:
     fn = module.__dict__.get("compute_reward")
     if not callable(fn):
         raise RewardError(ErrorCategory.SIGNATURE_ERROR, "compute_reward is not a function")
-    return fn  # type: ignore[no-any-return]
+    return fn

@@ -29,7 +29,7 @@ def save_episodes(
             np.float32
         )
     with path.open("wb") as handle:
-        np.savez_compressed(handle, **arrays)
+        np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
 
 
 def load_episodes(path: Path) -> list[tuple[Episode, float, bool | None]]:

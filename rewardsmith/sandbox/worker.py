@@ -73,8 +73,8 @@ class ReflectionCallback(BaseCallback):
     def policy(self, obs: np.ndarray) -> np.ndarray:
         env = self.model.get_env()
         if isinstance(env, VecNormalize):
-            obs = env.normalize_obs(obs)
-        return self.model.predict(obs, deterministic=True)[0]
+            obs = np.asarray(env.normalize_obs(obs))
+        return np.asarray(self.model.predict(obs, deterministic=True)[0])
 
     def checkpoint(self) -> None:
         self.last_checkpoint_step = self.num_timesteps
@@ -138,7 +138,8 @@ def main(job_dir: Path) -> int:
             # Keep what was learned so far, even when the reward failed mid-training.
             save_policy(model, job_dir / files.POLICY_FILE)
             if isinstance(env, VecNormalize):
-                save_obs_stats(env.obs_rms.mean, env.obs_rms.var, job_dir / files.OBS_STATS_FILE)
+                stats: Any = env.obs_rms  # one RunningMeanStd for Box observations
+                save_obs_stats(stats.mean, stats.var, job_dir / files.OBS_STATS_FILE)
         result["steps"] = model.num_timesteps
     except RewardError as error:
         result = {"status": "error", **error.to_dict()}
