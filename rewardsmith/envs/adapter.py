@@ -46,6 +46,13 @@ class TrainingDefaults:
     normalize_obs: bool = False
     eval_episodes: int = 5
     hyperparams: dict[str, dict[str, Any]] = field(default_factory=dict)
+    search_steps: int | None = None
+    """Per-candidate budget in `run` and its final evaluation (all rewards get the same one);
+    `steps` when unset. Ranking candidates needs less than training one policy to the end."""
+
+    @property
+    def loop_steps(self) -> int:
+        return self.search_steps or self.steps
 
 
 class TaskAdapter:

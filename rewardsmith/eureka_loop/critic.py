@@ -86,7 +86,9 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     ctx.run.write_candidate_file(round_, idx, "critique.json", verdict)
     summary["warnings"] = verdict["warnings"]
     if not verdict["ok"]:
-        summary.update({"status": "rejected", "category": verdict["category"], "message": verdict["message"]})
+        summary.update(
+            {"status": "rejected", "category": verdict["category"], "message": verdict["message"]}
+        )
         ctx.run.upsert_candidate(
             round_, idx, status="rejected", category=verdict["category"], message=verdict["message"]
         )

@@ -199,14 +199,20 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
             "warnings": [],
         }
         if proposal.error:
-            summary.update({"status": "rejected", "category": "llm_error", "message": proposal.error})
+            summary.update(
+                {"status": "rejected", "category": "llm_error", "message": proposal.error}
+            )
         else:
             try:
                 code = extract_code(proposal.reply)
                 files.write_candidate_file(round_, idx, "reward.py", code)
             except ExtractError as exc:
                 summary.update(
-                    {"status": "rejected", "category": ErrorCategory.EXTRACT_ERROR.value, "message": str(exc)}
+                    {
+                        "status": "rejected",
+                        "category": ErrorCategory.EXTRACT_ERROR.value,
+                        "message": str(exc),
+                    }
                 )
         files.upsert_candidate(
             round_,

@@ -389,7 +389,12 @@ class BankView:
 
 def learner_gamma(ctx: Context) -> float:
     """The discount the candidate would be trained with."""
-    job = make_job(ctx.adapter, steps=ctx.config.steps, seed=0, algo=ctx.config.algo)
+    job = make_job(
+        ctx.adapter,
+        steps=ctx.config.steps or ctx.adapter.training.loop_steps,
+        seed=0,
+        algo=ctx.config.algo,
+    )
     return float(job.hyperparams.get("gamma", DEFAULT_GAMMA))
 
 
@@ -490,7 +495,12 @@ def preference_check(state: LoopState, runtime: Runtime[Context]) -> dict[str, A
     bank = bank_for(ctx.run.path)
     seed_bank(ctx.adapter, bank, ctx.config.seed, ctx.reporter.message)
     view = BankView.load(bank, learner_gamma(ctx))
-    steps = make_job(ctx.adapter, steps=ctx.config.steps, seed=0, algo=ctx.config.algo).steps
+    steps = make_job(
+        ctx.adapter,
+        steps=ctx.config.steps or ctx.adapter.training.loop_steps,
+        seed=0,
+        algo=ctx.config.algo,
+    ).steps
     workers = max(1, ctx.config.parallel)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="preference") as pool:
         checked = {

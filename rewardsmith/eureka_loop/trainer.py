@@ -31,7 +31,12 @@ def run_job(
     outcome_path = cand_dir / OUTCOME_FILE
     if outcome_path.exists():
         return dict(json.loads(outcome_path.read_text()))
-    job = make_job(ctx.adapter, steps=ctx.config.steps, seed=seed, algo=ctx.config.algo)
+    job = make_job(
+        ctx.adapter,
+        steps=ctx.config.steps or ctx.adapter.training.loop_steps,
+        seed=seed,
+        algo=ctx.config.algo,
+    )
 
     def progress(done: int, total: int) -> None:
         if ctx.cancel.is_set():
@@ -61,7 +66,11 @@ def _train_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     outcome = run_job(ctx, cand_dir, round_, idx, code, ctx.config.seed + round_ * 1000 + idx)
     if outcome["ok"]:
         summary.update(
-            {"status": "trained", "fitness": outcome["fitness"], "success_rate": outcome["success_rate"]}
+            {
+                "status": "trained",
+                "fitness": outcome["fitness"],
+                "success_rate": outcome["success_rate"],
+            }
         )
         ctx.run.upsert_candidate(
             round_,
@@ -73,7 +82,9 @@ def _train_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
         ctx.reporter.candidate(round_, idx, "trained", f"fitness {outcome['fitness']:.4g}")
     else:
         error = outcome["error"]
-        summary.update({"status": "failed", "category": error["category"], "message": error["message"]})
+        summary.update(
+            {"status": "failed", "category": error["category"], "message": error["message"]}
+        )
         ctx.run.upsert_candidate(
             round_, idx, status="failed", category=error["category"], message=error["message"]
         )
