@@ -8,8 +8,6 @@ candidates, plus the evaluation trajectories, to EVAL_DIR.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import numpy as np
 import torch
 
 from rewardsmith.envs import load_task
+from rewardsmith.runs.atomic import write_json
 from rewardsmith.sandbox import job as files
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.policy_io import build_model, load_policy, obs_normalizer
@@ -47,9 +46,7 @@ def main(eval_dir: Path, policy_dir: Path) -> int:
         summary["fitness_per_episode"],
         [adapter.success(e) for e in episodes],
     )
-    temp = eval_dir / (files.EVAL_FILE + ".tmp")
-    temp.write_text(json.dumps(summary))
-    os.replace(temp, eval_dir / files.EVAL_FILE)
+    write_json(eval_dir / files.EVAL_FILE, summary)
     return 0
 
 

@@ -14,7 +14,6 @@ Orchestrator side: `score_bank`, which copies the bank in, runs the module and r
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from dataclasses import dataclass, field, replace
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.reward.errors import RewardError
+from rewardsmith.runs.atomic import write_json
 from rewardsmith.sandbox.executor import Limits
 
 REWARD_FILE = "reward.py"
@@ -111,9 +111,7 @@ def score_episodes(reward_path: Path, bank_path: Path, gamma: float = 0.99) -> d
 
 def main(work_dir: Path, gamma: float = 0.99) -> int:
     record = score_episodes(work_dir / REWARD_FILE, work_dir / BANK_FILE, gamma)
-    temp = work_dir / (RESULT_FILE + ".tmp")
-    temp.write_text(json.dumps(record))
-    os.replace(temp, work_dir / RESULT_FILE)
+    write_json(work_dir / RESULT_FILE, record)
     return 0
 
 

@@ -13,7 +13,6 @@ Orchestrator side: `record_states` (random-policy episodes, no reward code) and 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import time
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.reward.errors import ErrorCategory, RewardError
+from rewardsmith.runs.atomic import write_json
 from rewardsmith.sandbox.executor import Limits
 
 REWARD_FILE = "reward.py"
@@ -129,9 +129,7 @@ def run_checks(reward_path: Path, states_path: Path, min_calls_per_s: float) -> 
 
 def main(work_dir: Path, min_calls_per_s: float = MIN_CALLS_PER_S) -> int:
     record = run_checks(work_dir / REWARD_FILE, work_dir / STATES_FILE, min_calls_per_s)
-    temp = work_dir / (RESULT_FILE + ".tmp")
-    temp.write_text(json.dumps(record))
-    os.replace(temp, work_dir / RESULT_FILE)
+    write_json(work_dir / RESULT_FILE, record)
     return 0
 
 

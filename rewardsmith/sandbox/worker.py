@@ -9,7 +9,6 @@ evaluator (`rewardsmith.sandbox.evaluate`) does that without loading reward code
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import Episode, TaskAdapter
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.reward.loader import RewardFn, load_reward
+from rewardsmith.runs.atomic import write_json
 from rewardsmith.sandbox import job as files
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.policy_io import build_model, save_obs_stats, save_policy
@@ -43,12 +43,6 @@ def episode_components(
     sums = {name: float(values.sum()) for name, values in components.items()}
     sums["__total__"] = float(total.sum())
     return sums
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    temp = path.with_suffix(path.suffix + ".tmp")
-    temp.write_text(json.dumps(data))
-    os.replace(temp, path)
 
 
 class ReflectionCallback(BaseCallback):
@@ -105,7 +99,7 @@ class ReflectionCallback(BaseCallback):
         now = time.monotonic()
         if now - self.last_progress > 0.5:
             self.last_progress = now
-            write_json_atomic(
+            write_json(
                 self.job_dir / files.PROGRESS_FILE,
                 {"steps": self.num_timesteps, "total": self.job.steps},
             )
@@ -143,7 +137,7 @@ def main(job_dir: Path) -> int:
         result["steps"] = model.num_timesteps
     except RewardError as error:
         result = {"status": "error", **error.to_dict()}
-    write_json_atomic(job_dir / files.RESULT_FILE, result)
+    write_json(job_dir / files.RESULT_FILE, result)
     return 0
 
 
