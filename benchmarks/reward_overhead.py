@@ -163,8 +163,8 @@ def main() -> int:
     )
     parser.add_argument("--tasks", default=",".join(list_tasks()), help="comma-separated task ids")
     parser.add_argument("--n-envs", default="1,8", help="comma-separated N values")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved raw/contract rounds")
-    parser.add_argument("--block-s", type=float, default=0.25, help="seconds per timed raw block")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved raw/contract rounds")
+    parser.add_argument("--block-s", type=float, default=0.15, help="seconds per timed raw block")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the .json and .md")
     args = parser.parse_args()
 

@@ -98,7 +98,7 @@ class TaskAdapter:
 
         Floats for scalar fields, arrays for vector fields. The default splits `state_vector`.
         """
-        if type(self).state_vector is TaskAdapter.state_vector:
+        if type(self).state_vector is TaskAdapter.state_vector and self.obs_layout is None:
             raise NotImplementedError(
                 f"{type(self).__name__} implements neither state_vector nor state_fields"
             )

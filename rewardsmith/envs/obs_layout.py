@@ -79,10 +79,9 @@ class ObservationLayout:
         for column, key, fallback, default in self._info:
             if fallback is None:
                 rows[:, column] = [info.get(key, default) for info in infos]
-            else:
+            else:  # look the fallback up only where needed: this runs on every step
                 rows[:, column] = [
-                    info.get(key, observation[fallback])
-                    for info, observation in zip(infos, obs, strict=True)
+                    info[key] if key in info else obs[i, fallback] for i, info in enumerate(infos)
                 ]
         return rows
 

@@ -1,8 +1,8 @@
 """State schemas: the named, documented fields that reward code reads as `state.<field>`.
 
 Training builds a batch of state fields on every environment step, so the hot path works on one
-flat float64 vector per environment (the fields in schema order, see `StateSchema.layout`): one
-`np.stack` makes the `[N, D]` batch and every field is a read-only view into it.
+flat float64 vector per environment (the fields in schema order, see `StateSchema.layout`): the
+`[N, D]` batch is one array, and every field reward code reads is a read-only view into it.
 """
 
 from __future__ import annotations

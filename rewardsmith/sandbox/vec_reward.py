@@ -166,20 +166,19 @@ def _well_formed(result: Any, n: int) -> np.ndarray | None:
     if type(result) is not tuple or len(result) != 2:
         return None
     total, parts = result
-    if type(parts) is not dict or not _plain(total, n):
+    if type(parts) is not dict:
         return None
-    arrays = [total]
-    for name, values in parts.items():
-        if type(name) is not str or not _plain(values, n):
+    shape = (n,)
+    arrays = [total, *parts.values()]
+    for values in arrays:
+        if type(values) is not np.ndarray or values.dtype is not _FLOAT64 or values.shape != shape:
             return None
-        arrays.append(values)
+    for name in parts:
+        if type(name) is not str:
+            return None
     if not math.isfinite(np.add.reduce(np.array(arrays), axis=None)):
         return None
     return total
-
-
-def _plain(values: Any, n: int) -> bool:
-    return type(values) is np.ndarray and values.dtype is _FLOAT64 and values.shape == (n,)
 
 
 class ContractRewardVecEnv(VecEnvWrapper):
@@ -196,17 +195,17 @@ class ContractRewardVecEnv(VecEnvWrapper):
         self._reward_fn = reward_fn
         self._filename = filename
         self._actions: np.ndarray | None = None
-        self._state = ReadOnlyFields(np.zeros((0, 0)), {})
+        self._state = StateBatch(ReadOnlyFields(np.zeros((0, 0)), {}))
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
         self.steps = 0
 
-    def _fields(self, rows: np.ndarray) -> ReadOnlyFields:
-        return ReadOnlyFields(rows, self._states.layout)
+    def _batch(self, rows: np.ndarray) -> StateBatch:
+        return StateBatch(ReadOnlyFields(rows, self._states.layout))
 
-    def _call(self, action: np.ndarray, next_state: ReadOnlyFields) -> np.ndarray:
+    def _call(self, action: np.ndarray, next_state: StateBatch) -> np.ndarray:
         """One checked reward call; returns the total as float64 `[N]`."""
         try:
-            result = self._reward_fn(StateBatch(self._state), action, StateBatch(next_state))
+            result = self._reward_fn(self._state, action, next_state)
         except RewardError:
             raise
         except Exception as exc:
@@ -223,7 +222,7 @@ class ContractRewardVecEnv(VecEnvWrapper):
 
     def reset(self) -> Any:
         obs = self.venv.reset()
-        self._state = self._fields(self._states.rows_after_reset(obs))
+        self._state = self._batch(self._states.rows_after_reset(obs))
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -234,7 +233,7 @@ class ContractRewardVecEnv(VecEnvWrapper):
         obs, _env_rewards, dones, infos = self.venv.step_wait()
         assert self._actions is not None
         reached, start = self._states.rows_after_step(obs, dones, infos)
-        next_state = self._fields(reached)
+        next_state = self._batch(reached)
         action: np.ndarray
         if self._discrete:
             action = np.asarray(self._actions, dtype=np.int64).reshape(-1)
@@ -242,7 +241,7 @@ class ContractRewardVecEnv(VecEnvWrapper):
             action = np.asarray(self._actions, dtype=np.float64).reshape(self.num_envs, -1)
         self.steps += self.num_envs
         total = self._call(action, next_state)
-        self._state = next_state if start is None else self._fields(start)
+        self._state = next_state if start is None else self._batch(start)
         return obs, total.astype(np.float32), dones, infos
 
 

@@ -241,3 +241,31 @@ def test_field_record_is_an_immutable_mapping() -> None:
     with pytest.raises(ValueError, match="read-only"):
         record["v"][0] = 0.0
     assert schema.flatten({"a": 1.0, "v": [2.0, 3.0]}).tolist() == [1.0, 2.0, 3.0]
+
+
+def test_adapters_may_implement_either_state_hook_or_an_obs_layout() -> None:
+    from rewardsmith.envs.adapter import TaskAdapter
+    from rewardsmith.envs.obs_layout import FromInfo, FromObs, ObservationLayout
+
+    schema = StateSchema((Field("a", "a scalar"), Field("v", "a vector", shape=(2,))))
+    obs, info = np.array([5.0, 6.0, 7.0], dtype=np.float32), {"speed": 3.0}
+
+    class ByFields(TaskAdapter):
+        def state_fields(self, env: object, obs: np.ndarray, info: dict) -> dict:
+            return {"a": float(obs[0]), "v": obs[1:]}
+
+    class ByLayout(TaskAdapter):
+        obs_layout = ObservationLayout(schema, (FromInfo("a", "speed"), FromObs("v", (2, 0))))
+
+    class ByNothing(TaskAdapter):
+        pass
+
+    for cls in (ByFields, ByLayout, ByNothing):
+        cls.schema = schema
+    assert ByFields().state_vector(None, obs, info).tolist() == [5.0, 6.0, 7.0]  # type: ignore[arg-type]
+    assert ByLayout().state_vector(None, obs, info).tolist() == [3.0, 7.0, 5.0]  # type: ignore[arg-type]
+    assert ByLayout().state_fields(None, obs, {})["a"] == 0.0  # type: ignore[arg-type]
+    with pytest.raises(NotImplementedError, match="neither"):
+        ByNothing().state_vector(None, obs, info)  # type: ignore[arg-type]
+    with pytest.raises(NotImplementedError, match="neither"):
+        ByNothing().state_fields(None, obs, info)  # type: ignore[arg-type]
