@@ -253,7 +253,7 @@ class DockerSandbox:
         threading.Thread(target=wait, daemon=True).start()
         events = _cgroup_events(cid)
         timed_out, limit_hit, refused_at = False, None, None
-        while not done.wait(0.25):
+        while not done.wait(0.05):
             if on_poll is not None:
                 on_poll()
             now = time.monotonic()
@@ -264,7 +264,9 @@ class DockerSandbox:
                 refused_at = refused_at or now
                 if now - refused_at > PROCESS_LIMIT_GRACE_S:
                     break
-        if _process_limit_hit(events):
+        # Seen while polling counts too: the cgroup (and its events file) is gone once the
+        # container exits, e.g. when the memory limit killed a fork bomb right after.
+        if refused_at is not None or _process_limit_hit(events):
             limit_hit = "processes"
         if not done.is_set():
             with contextlib.suppress(Exception):
