@@ -127,7 +127,7 @@ def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
     lines = [
         "# Reward overhead: env steps/s raw vs with the contract human reward",
         "",
-        f"Measured {meta['date']} on {meta['machine']} ({meta['cpus']} CPUs, load average "
+        f"Measured {meta['date']} on {meta['machine']} ({meta['cpus']} CPUs, load average at the end "
         f"{meta['load_average']}), Python {meta['python']}, numpy {meta['numpy']}, "
         f"gymnasium {meta['gymnasium']}. {meta['rounds']} interleaved rounds of "
         f"~{meta['block_s']} s blocks; overhead = median of (contract time / raw time - 1), "

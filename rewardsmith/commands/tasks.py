@@ -25,7 +25,7 @@ def list_all(ctx: typer.Context, as_json: JsonOption = False) -> None:
         return
     table = Table(title="Built-in tasks")
     for column in ("task", "environment", "fields", "fitness", "success"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column in ("task", "environment"))
     for task in described:
         table.add_row(
             task["id"],

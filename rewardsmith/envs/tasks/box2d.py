@@ -37,9 +37,15 @@ class LunarLander(TaskAdapter):
             Field("angular_velocity", "tilt rate", "rad per 2.5 steps"),
             Field("left_leg_contact", "1.0 while the left leg touches the ground, else 0.0"),
             Field("right_leg_contact", "1.0 while the right leg touches the ground, else 0.0"),
-            Field("crashed", "1.0 once the lander's body touched the ground, else 0.0", reveals_outcome=True),
             Field(
-                "at_rest", "1.0 once the lander has come to rest (stopped moving), else 0.0", reveals_outcome=True
+                "crashed",
+                "1.0 once the lander's body touched the ground, else 0.0",
+                reveals_outcome=True,
+            ),
+            Field(
+                "at_rest",
+                "1.0 once the lander has come to rest (stopped moving), else 0.0",
+                reveals_outcome=True,
             ),
         )
     )
