@@ -49,16 +49,6 @@ def reward(body: str, preamble: str = "import numpy as np\n") -> str:
 OK_RETURN = "    one = np.ones(len(action))\n    return one, {'alive': one}\n"
 
 
-@pytest.fixture(params=["process", pytest.param("docker", marks=pytest.mark.docker)])
-def sandbox(request: pytest.FixtureRequest) -> Sandbox:
-    if request.param == "docker":
-        ready, why = docker_status()
-        if not ready:
-            pytest.skip(f"Docker backend not usable: {why}")
-        return DockerSandbox()
-    return ProcessSandbox()
-
-
 @pytest.fixture(scope="module")
 def cartpole() -> rewardsmith.envs.adapter.TaskAdapter:
     return load_task("cartpole")

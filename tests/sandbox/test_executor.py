@@ -24,7 +24,7 @@ from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.sandbox.backends import choose_sandbox, live_check
 from rewardsmith.sandbox.cgroup import RunCgroup
 from rewardsmith.sandbox.docker.image import rootfs_tar
-from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
+from rewardsmith.sandbox.docker_backend import docker_status
 from rewardsmith.sandbox.executor import (
     CappedOutput,
     Limits,
@@ -37,16 +37,6 @@ from rewardsmith.sandbox.training import Sandbox, classify_failure
 E = ErrorCategory
 CANARY = "sk-canary-0123456789abcdef"
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
-
-
-@pytest.fixture(params=["process", pytest.param("docker", marks=pytest.mark.docker)])
-def sandbox(request: pytest.FixtureRequest) -> Sandbox:
-    if request.param == "docker":
-        ready, why = docker_status()
-        if not ready:
-            pytest.skip(f"Docker backend not usable: {why}")
-        return DockerSandbox()
-    return ProcessSandbox()
 
 
 def test_worker_sees_no_network_no_capabilities_and_a_read_only_root(
