@@ -81,6 +81,7 @@ def train(
     """Train a policy on one reward in the sandbox and report its fitness."""
     from rewardsmith.envs import load_task
     from rewardsmith.reward.static import check_source
+    from rewardsmith.runs.store import claim_fresh_dir
     from rewardsmith.sandbox.backends import choose_sandbox
     from rewardsmith.sandbox.executor import Limits
     from rewardsmith.sandbox.training import make_job, train_reward
@@ -94,9 +95,16 @@ def train(
             check_source(source)  # static errors are reported before any sandbox starts
         chosen = choose_sandbox(sandbox)
     job = make_job(adapter, steps=steps, seed=seed, algo=algo)
-    out = (
-        out or Path("runs") / "train" / f"{adapter.id}-{time.strftime('%Y%m%d-%H%M%S')}"
-    ).resolve()
+    if out is None:
+        out = claim_fresh_dir(
+            Path("runs") / "train", f"{adapter.id}-{time.strftime('%Y%m%d-%H%M%S')}"
+        )
+    elif any((out / name).exists() for name in ("job", "eval")):
+        fail(
+            f"{out} already holds a training job",
+            "pass a new --out folder, or leave it out to get one under runs/train/",
+        )
+    out = out.resolve()
     if not as_json:
         console.print(
             f"Training [bold]{adapter.id}[/] on {label}: {job.algo.upper()}, {job.steps:,} steps, seed {seed}, sandbox: {chosen.describe()}"

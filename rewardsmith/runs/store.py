@@ -241,8 +241,7 @@ class RunStore:
         self, task_id: str, config: Mapping[str, Any], command: Sequence[str], seed: int | None
     ) -> Run:
         """Start a run owned by this process; `config["model"]` names the LLM, if any."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        path = self._claim_dir(datetime.now().strftime("%Y%m%d-%H%M%S"), task_id)
+        path = claim_fresh_dir(self.root, f"{datetime.now():%Y%m%d-%H%M%S}-{_slug(task_id)}")
         now = now_iso()
         info = {
             "run_id": path.name,
@@ -262,19 +261,6 @@ class RunStore:
         run._db()  # set up the index before run.json makes the run visible to other processes
         write_record(path / RUN_FILE, info)
         return run
-
-    def _claim_dir(self, stamp: str, task_id: str) -> Path:
-        """Make a fresh run directory; mkdir fails if it exists, so racing starts never share it."""
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", task_id).strip("._-") or "task"
-        for _ in range(_ID_ATTEMPTS):
-            path = self.root / f"{stamp}-{slug}-{secrets.token_hex(2)}"
-            try:
-                path.mkdir()
-            except FileExistsError:
-                continue
-            fsync_dir(self.root)
-            return path
-        raise RunStoreError(f"could not find a free run id for {stamp}-{slug} in {self.root}")
 
     def open_run(self, ref: str | Path) -> Run:
         """Open a run by path, by id, or by a unique prefix of its id.
@@ -380,3 +366,22 @@ def _non_negative(value: int, what: str) -> int:
     if value < 0:
         raise ValueError(f"{what} must be >= 0, not {value}")
     return value
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._-") or "task"
+
+
+def claim_fresh_dir(root: Path, prefix: str) -> Path:
+    """Make a new directory `root/<prefix>-<random>`; mkdir fails if it exists, so processes
+    starting in the same second never share one (and never overwrite each other's files)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for _ in range(_ID_ATTEMPTS):
+        path = root / f"{prefix}-{secrets.token_hex(2)}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        fsync_dir(root)
+        return path
+    raise RunStoreError(f"could not find a free directory name for {prefix} in {root}")

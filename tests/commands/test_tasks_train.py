@@ -142,3 +142,13 @@ def test_train_task_file_human(tmp_path: Path) -> None:
     assert data["ok"] is True and data["task"] == "cartpole-file"
     assert data["reward"] == "human reward (the environment's own)"
     assert data["fitness"] >= 8 and set(data["components"]) == {"env_reward"}
+
+
+def test_train_refuses_an_out_folder_that_holds_a_job(tmp_path: Path) -> None:
+    earlier = tmp_path / "job" / "job" / "metrics.jsonl"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text('{"step": 1}\n')
+    result = invoke(["train", "cartpole", "--out", str(tmp_path / "job")])
+    assert result.exit_code == 1
+    assert "already holds a training job" in result.output and "--out" in result.output
+    assert earlier.read_text() == '{"step": 1}\n'
