@@ -18,6 +18,7 @@ from pathlib import Path
 
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.runs.store import RunStore
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -46,6 +47,10 @@ def main() -> None:
                 )
                 start = time.monotonic()
                 result = start_run(config, Path(runs_dir))
+                run = RunStore(Path(runs_dir)).open_run(result["run_dir"])
+                by_key = {(c["round"], c["idx"]): c for c in run.candidates()}
+                best_dir = Path(result["best_reward_path"]).parent
+                notes = json.loads((best_dir / "genome.json").read_text())
                 rows.append(
                     {
                         "task": task,
@@ -56,7 +61,11 @@ def main() -> None:
                         "human_fitness": result["human_fitness"],
                         "sparse_fitness": result["sparse_fitness"],
                         "human_normalized_score": result["human_normalized_score"],
+                        "human_search_fitness": by_key[(0, 0)].get("fitness"),
                         "per_round_best": [h["round_best_fitness"] for h in result["history"]],
+                        "best_so_far": [h["best_fitness"] for h in result["history"]],
+                        "best_candidate": best_dir.parent.name + "/" + best_dir.name,
+                        "best_genome": notes,
                     }
                 )
                 print(json.dumps(rows[-1]), flush=True)
@@ -65,15 +74,20 @@ def main() -> None:
         json.dumps({"args": vars(args), "runs": rows}, indent=2)
     )
     lines = [
-        "| task | seed | wall s | best (eval) | human | sparse | human-normalised | best per round |",
-        "|---|---|---|---|---|---|---|---|",
+        "| task | seed | wall s | human in round 0 | best so far after each round | best candidate | best (eval) | human (eval) | sparse (eval) | human-normalised |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        rounds = ", ".join(f"{v:.3g}" for v in r["per_round_best"] if v is not None)
+        rounds = ", ".join(f"{v:.3g}" for v in r["best_so_far"] if v is not None)
         score = r["human_normalized_score"]
+        genome = r["best_genome"]
+        weights = ", ".join(f"{k} x{v:.2g}" for k, v in genome["human_weights"].items())
+        terms = ", ".join(f"{t['kind']}({t['field']})" for t in genome["shaping"])
+        design = "; ".join(p for p in (weights, terms) if p) or "human, unchanged"
         lines.append(
-            f"| {r['task']} | {r['seed']} | {r['wall_s']} | {r['evaluated_best_fitness']:.4g} | {r['human_fitness']:.4g} | "
-            f"{r['sparse_fitness']:.4g} | {'n/a' if score is None else f'{score:.3f}'} | {rounds} |"
+            f"| {r['task']} | {r['seed']} | {r['wall_s']} | {r['human_search_fitness']:.4g} | {rounds} | "
+            f"{r['best_candidate']}: {design} | {r['evaluated_best_fitness']:.4g} | {r['human_fitness']:.4g} | "
+            f"{r['sparse_fitness']:.4g} | {'n/a' if score is None else f'{score:.3f}'} |"
         )
     (RESULTS / "offline_designer.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

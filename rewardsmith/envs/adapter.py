@@ -81,6 +81,9 @@ class TaskAdapter:
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         """One environment's state fields as a new flat float64 vector, in `schema.layout` order.
 
+        `env` may be the wrapped or the bare environment: read simulator state from
+        `env.unwrapped`.
+
         This is what training reads on every step, so built-in adapters implement it directly
         (one small array instead of a dict per step). The default reads `obs_layout` where one
         is set, else flattens `state_fields`.

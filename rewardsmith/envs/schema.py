@@ -140,68 +140,51 @@ class FieldRecord(Mapping[str, Any]):
         return f"FieldRecord({dict(self)!r})"
 
 
-class ReadOnlyFields(Mapping[str, np.ndarray]):
-    """Batched fields as read-only views into one `[N, D]` array of flat state vectors.
-
-    Built on every environment step, so views are only made when a field is first read (rewards
-    read a few of the fields), and `StateBatch` adopts the mapping as is.
-    """
-
-    __slots__ = ("_layout", "_rows", "_views")
-
-    def __init__(self, rows: np.ndarray, layout: Mapping[str, Slot]) -> None:
-        rows.flags.writeable = False  # and with it every view of it
-        self._rows = rows
-        self._layout = layout
-        self._views: dict[str, np.ndarray] = {}
-
-    @classmethod
-    def from_rows(cls, rows: np.ndarray, layout: Mapping[str, Slot]) -> ReadOnlyFields:
-        """Fields over `rows`, which is made read-only."""
-        return cls(rows, layout)
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        view = self._views.get(name)
-        if view is None:
-            view = self._views[name] = self._rows[:, self._layout[name]]
-        return view
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._layout
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._layout)
-
-    def __len__(self) -> int:
-        return len(self._layout)
-
-
 class StateBatch:
     """Read-only attribute access to batched state fields, as reward code sees them.
 
     Arrays are marked read-only so a reward cannot change the state it shares with the next call.
+    Training builds one on every environment step with `from_rows`: the fields are then views
+    into one `[N, D]` array, made only when a field is first read (rewards read a few of them).
     """
 
-    __slots__ = ("_values",)
+    __slots__ = ("_layout", "_rows", "_views")
+    _layout: Mapping[str, Any]
+    _rows: np.ndarray | None
+    _views: dict[str, np.ndarray]
 
     def __init__(self, values: Mapping[str, np.ndarray]) -> None:
-        if type(values) is ReadOnlyFields:
-            object.__setattr__(self, "_values", values)  # already read-only views: no copies
-            return
         frozen = {}
         for name, array in values.items():
             view = np.asarray(array).view()
             view.flags.writeable = False
             frozen[name] = view
-        object.__setattr__(self, "_values", frozen)
+        self._set(None, dict.fromkeys(frozen), frozen)
+
+    @classmethod
+    def from_rows(cls, rows: np.ndarray, layout: Mapping[str, Slot]) -> StateBatch:
+        """Fields over `rows` (laid out as `layout` says), which is made read-only."""
+        rows.flags.writeable = False  # and with it every view of it
+        batch = object.__new__(cls)
+        batch._set(rows, layout, {})
+        return batch
+
+    def _set(
+        self, rows: np.ndarray | None, layout: Mapping[str, Any], views: dict[str, np.ndarray]
+    ) -> None:
+        object.__setattr__(self, "_rows", rows)
+        object.__setattr__(self, "_layout", layout)
+        object.__setattr__(self, "_views", views)
 
     def __getattr__(self, name: str) -> np.ndarray:
-        values = object.__getattribute__(self, "_values")
-        try:
-            return values[name]
-        except KeyError:
-            known = ", ".join(sorted(values))
-            raise AttributeError(f"state has no field {name!r}; the fields are: {known}") from None
+        view = self._views.get(name)
+        if view is None:
+            slot = self._layout.get(name)
+            if slot is None or self._rows is None:
+                known = ", ".join(sorted(self._layout))
+                raise AttributeError(f"state has no field {name!r}; the fields are: {known}")
+            view = self._views[name] = self._rows[:, slot]
+        return view
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("state is read-only")
@@ -210,13 +193,13 @@ class StateBatch:
         return self.__getattr__(name)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._values
+        return name in self._layout
 
     def __dir__(self) -> list[str]:
-        return sorted(self._values)
+        return sorted(self._layout)
 
     def keys(self) -> list[str]:
-        return list(self._values)
+        return list(self._layout)
 
     def as_dict(self) -> dict[str, np.ndarray]:
-        return {name: self._values[name] for name in self._values}
+        return {name: self.__getattr__(name) for name in self._layout}

@@ -1,9 +1,11 @@
 """The offline designer: AutoRL-style evolution of reward terms and weights, with no LLM.
 
 A genome re-weights the components of the task's human reward and adds generic, mostly
-potential-based shaping terms over the state fields. Each round mutates the best genome so far;
-round 0 always includes the unmodified human reward. Replies are code, like an LLM's, so the rest
-of the loop (critic, training, replay) treats both designers the same way.
+potential-based shaping terms over the state fields. Round 0 holds the unmodified human reward
+and, one per candidate, the human reward with one of its components down-weighted tenfold: a
+term that slows learning (Pendulum's velocity penalty slows the swing-up) shows at once. Later
+rounds mutate the best genome so far. Replies are code, like an LLM's, so the rest of the loop
+(critic, training, replay) treats both designers the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from rewardsmith.sandbox.trajectories import load_episodes
 
 SHAPING_KINDS = ("toward_zero", "increase", "decrease", "level_penalty")
 GENOME_FILE = "genome.json"
+ABLATION_WEIGHT = 0.1
 
 
 @dataclass
@@ -98,6 +101,56 @@ def _human_helpers(source: str) -> str:
     return "\n\n\n".join(parts).replace("def compute_reward(", "def _human_reward(")
 
 
+def human_components(source: str | None) -> list[str]:
+    """The component names the human reward returns, read from its source without running it.
+
+    Built-in rewards end with `return total, {"name": value, ...}` or return a name bound to
+    such a dict; for any other shape the result is empty and round 0 mutates at random.
+    """
+    if source is None:
+        return []
+    functions = [
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.FunctionDef) and node.name == "compute_reward"
+    ]
+    dicts: dict[str, ast.Dict] = {}
+    returned: ast.expr | None = None
+    for node in ast.walk(functions[0]) if functions else ():
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    dicts[target.id] = node.value
+        if (
+            isinstance(node, ast.Return)
+            and isinstance(node.value, ast.Tuple)
+            and len(node.value.elts) == 2
+        ):
+            returned = node.value.elts[1]
+    if isinstance(returned, ast.Name):
+        returned = dicts.get(returned.id)
+    if not isinstance(returned, ast.Dict):
+        return []
+    names = [
+        k.value for k in returned.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)
+    ]
+    return names if len(names) == len(returned.keys) else []
+
+
+def round_zero(components: list[str], slots: int) -> list[tuple[Genome, list[str]]]:
+    """The human reward, then one candidate per component with it down-weighted (up to `slots`)."""
+    plan = [(Genome(), ["the task's human reward, unchanged"])]
+    if len(components) > 1:  # with one component, down-weighting it only rescales the reward
+        for name in components[: slots - 1]:
+            plan.append(
+                (
+                    Genome({name: ABLATION_WEIGHT}),
+                    [f"human reward with component {name} down-weighted to {ABLATION_WEIGHT}x"],
+                )
+            )
+    return plan[:slots]
+
+
 def render_code(
     genome: Genome, human_source: str | None, scales: dict[tuple[str, str], float]
 ) -> str:
@@ -128,7 +181,17 @@ def render_code(
 def mutate(
     parent: Genome, rng: np.random.Generator, options: list[tuple[str, str]], components: list[str]
 ) -> tuple[Genome, list[str]]:
-    """One child: perturbed weights, an added or removed shaping term, re-weighted human parts."""
+    """One child that differs from its parent: perturbed weights, an added or removed shaping
+    term, re-weighted human parts."""
+    while True:
+        child, notes = _mutation(parent, rng, options, components)
+        if child != parent:
+            return child, notes
+
+
+def _mutation(
+    parent: Genome, rng: np.random.Generator, options: list[tuple[str, str]], components: list[str]
+) -> tuple[Genome, list[str]]:
     child = Genome(
         dict(parent.human_weights), [Term(t.kind, t.field, t.weight) for t in parent.shaping]
     )
@@ -150,7 +213,7 @@ def mutate(
         if components and rng.random() < 0.3:
             name = components[int(rng.integers(len(components)))]
             child.human_weights[name] = float(
-                child.human_weights.get(name, 1.0) * math.exp(rng.normal(0, 0.3))
+                child.human_weights.get(name, 1.0) * math.exp(rng.normal(0, 0.7))
             )
             notes.append(f"re-weighted human component {name}")
     return child, notes
@@ -177,15 +240,18 @@ class OfflineDesigner:
             parent = Genome.from_json((parent_dir / GENOME_FILE).read_text())
             outcome = json.loads((parent_dir / "outcome.json").read_text())
             components = [c for c in outcome.get("components", {}) if not c.startswith("shape_")]
+        else:
+            components = human_components(human)
         rng = np.random.default_rng([ctx.config.seed, round_, attempt])
+        planned = round_zero(components, len(keys)) if best is None and attempt == 0 else []
         proposals = []
         for i, key in enumerate(keys):
             cached = ctx.run.load_reply(key)
             if cached is not None:
                 proposals.append(Proposal(cached["reply"], cached))
                 continue
-            if best is None and i == 0 and attempt == 0:
-                genome, notes = Genome(), ["the task's human reward, unchanged"]
+            if i < len(planned):
+                genome, notes = planned[i]
             else:
                 genome, notes = mutate(parent, rng, options, components)
             code = render_code(genome, human, scales)

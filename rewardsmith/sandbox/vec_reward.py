@@ -12,7 +12,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 
 from rewardsmith.envs.adapter import TaskAdapter
-from rewardsmith.envs.schema import FieldRecord, ReadOnlyFields, Slot, StateBatch, StateSchema
+from rewardsmith.envs.schema import FieldRecord, Slot, StateBatch, StateSchema
 from rewardsmith.reward.call import call_reward, exception_category
 from rewardsmith.reward.check import check_output
 from rewardsmith.reward.errors import RewardError
@@ -56,13 +56,16 @@ class StateFieldsWrapper(gym.Wrapper):
     ) -> None:
         super().__init__(env)
         self._adapter = adapter
+        # Adapters read simulator state from `env.unwrapped`; handing them the base env spares
+        # a walk down the wrapper chain on every step.
+        self._base = env.unwrapped
         self._layout = adapter.schema.layout
         self._rows = rows
         self._index = index
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
-        vector = self._adapter.state_vector(self.env, obs, info)
+        vector = self._adapter.state_vector(self._base, obs, info)
         if self._rows is None:
             info[STATE_KEY] = FieldRecord(vector, self._layout)
         else:
@@ -71,7 +74,7 @@ class StateFieldsWrapper(gym.Wrapper):
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        vector = self._adapter.state_vector(self.env, obs, info)
+        vector = self._adapter.state_vector(self._base, obs, info)
         if self._rows is None:
             info[STATE_KEY] = FieldRecord(vector, self._layout)
         else:
@@ -195,12 +198,12 @@ class ContractRewardVecEnv(VecEnvWrapper):
         self._reward_fn = reward_fn
         self._filename = filename
         self._actions: np.ndarray | None = None
-        self._state = StateBatch(ReadOnlyFields(np.zeros((0, 0)), {}))
+        self._state = StateBatch({})
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
         self.steps = 0
 
     def _batch(self, rows: np.ndarray) -> StateBatch:
-        return StateBatch(ReadOnlyFields(rows, self._states.layout))
+        return StateBatch.from_rows(rows, self._states.layout)
 
     def _call(self, action: np.ndarray, next_state: StateBatch) -> np.ndarray:
         """One checked reward call; returns the total as float64 `[N]`."""

@@ -11,7 +11,7 @@ import pytest
 
 from rewardsmith.envs import StateBatch, TaskNotFoundError, list_tasks, load_task
 from rewardsmith.envs.adapter import TaskAdapter
-from rewardsmith.envs.schema import Field, FieldRecord, ReadOnlyFields, StateSchema
+from rewardsmith.envs.schema import Field, FieldRecord, StateSchema
 from rewardsmith.sandbox.rollout import random_policy, rollout_episodes
 from rewardsmith.sandbox.vec_reward import STATE_KEY, StateFieldsWrapper, make_vec_env, stack_fields
 
@@ -224,13 +224,16 @@ def test_state_batch_unknown_field_lists_the_fields() -> None:
 def test_batched_rows_are_read_only_views() -> None:
     schema = StateSchema((Field("a", "a scalar"), Field("v", "a vector", shape=(2,))))
     rows = np.arange(6.0).reshape(2, 3)
-    batch = StateBatch(ReadOnlyFields.from_rows(rows, schema.layout))
+    batch = StateBatch.from_rows(rows, schema.layout)
     np.testing.assert_array_equal(batch.a, [0.0, 3.0])
     np.testing.assert_array_equal(batch.v, [[1.0, 2.0], [4.0, 5.0]])
     with pytest.raises(ValueError, match="read-only"):
         batch.v[0, 0] = 9.0
     with pytest.raises(ValueError, match="read-only"):
         rows[0, 0] = 9.0
+    with pytest.raises(AttributeError, match="the fields are: a, v"):
+        _ = batch.b
+    assert batch.as_dict().keys() == {"a", "v"} and "v" in batch
 
 
 def test_field_record_is_an_immutable_mapping() -> None:

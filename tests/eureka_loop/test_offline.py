@@ -1,0 +1,79 @@
+"""The offline designer's genomes: what round 0 tries and what the rendered code computes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rewardsmith.envs import load_task
+from rewardsmith.envs.schema import StateBatch
+from rewardsmith.eureka_loop.offline import (
+    ABLATION_WEIGHT,
+    Genome,
+    Term,
+    human_components,
+    mutate,
+    render_code,
+    round_zero,
+)
+from rewardsmith.reward.loader import load_reward
+
+
+def test_human_components_are_read_from_the_source_without_running_it() -> None:
+    pendulum = load_task("pendulum").reward_source("human")
+    assert human_components(pendulum) == ["angle", "velocity", "torque"]
+    assert (
+        human_components("def compute_reward(state, action, next_state):\n    return f()\n") == []
+    )
+    assert human_components(None) == []
+
+
+@pytest.mark.parametrize("task", ["cartpole", "pendulum", "hopper", "lunarlander", "ant"])
+def test_every_builtin_human_reward_names_its_components(task: str) -> None:
+    assert human_components(load_task(task).reward_source("human"))
+
+
+def test_round_zero_is_the_human_reward_then_one_ablation_per_component() -> None:
+    plan = round_zero(["angle", "velocity", "torque"], slots=4)
+    assert [genome.human_weights for genome, _ in plan] == [
+        {},
+        {"angle": ABLATION_WEIGHT},
+        {"velocity": ABLATION_WEIGHT},
+        {"torque": ABLATION_WEIGHT},
+    ]
+    assert "unchanged" in plan[0][1][0] and "velocity" in plan[2][1][0]
+    assert len(round_zero(["a", "b", "c", "d", "e"], slots=3)) == 3
+    # A single component would only be rescaled: the other slots go to random mutations.
+    assert len(round_zero(["alive"], slots=4)) == 1
+
+
+def _pendulum_batch(angle: list[float], velocity: list[float]) -> StateBatch:
+    return StateBatch({"pole_angle": np.array(angle), "angular_velocity": np.array(velocity)})
+
+
+def test_rendered_genome_reweights_the_human_components(tmp_path: Path) -> None:
+    human = load_task("pendulum").reward_source("human")
+    path = tmp_path / "reward.py"
+    genome = Genome({"velocity": 0.1}, [Term("toward_zero", "pole_angle", 0.5)])
+    path.write_text(render_code(genome, human, {("toward_zero", "pole_angle"): 2.0}))
+    reward = load_reward(path)
+    state = _pendulum_batch([0.5, -1.0], [2.0, 0.0])
+    next_state = _pendulum_batch([0.25, -1.5], [1.0, 0.0])
+    action = np.array([[1.0], [0.0]])
+    total, parts = reward(state, action, next_state)
+    np.testing.assert_allclose(parts["angle"], [-0.25, -1.0])
+    np.testing.assert_allclose(parts["velocity"], [-0.1 * 0.1 * 4.0, 0.0])
+    np.testing.assert_allclose(parts["shape_toward_zero_pole_angle"], [0.25, -0.5])
+    np.testing.assert_allclose(total, sum(parts.values()))
+
+
+def test_mutations_always_change_something_and_keep_the_parent() -> None:
+    rng = np.random.default_rng(0)
+    parent = Genome({"velocity": 0.1})
+    options = [("toward_zero", "pole_angle"), ("decrease", "angular_velocity")]
+    for _ in range(20):
+        child, notes = mutate(parent, rng, options, ["angle", "velocity", "torque"])
+        assert notes and child != parent
+    assert parent == Genome({"velocity": 0.1})
