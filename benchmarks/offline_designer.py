@@ -2,8 +2,8 @@
 
 Runs the full loop (offline designer, default rounds and samples, final evaluation with fresh
 seeds) on CartPole and Pendulum for several seeds, and records each run's evaluated best fitness,
-the human and sparse rewards' fitness, and the human-normalised score. Every number comes from
-one invocation, so all runs share the machine's conditions.
+the human and sparse rewards' fitness, and the human-normalised score. Rows of earlier
+invocations for other (task, seed) pairs are kept, each with the time it was measured.
 
     .venv/bin/python benchmarks/offline_designer.py [--tasks cartpole pendulum] [--seeds 0 1 2]
 """
@@ -11,6 +11,7 @@ one invocation, so all runs share the machine's conditions.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import tempfile
 import time
@@ -55,6 +56,7 @@ def main() -> None:
                     {
                         "task": task,
                         "seed": seed,
+                        "measured_at": dt.datetime.now().isoformat(timespec="minutes"),
                         "wall_s": round(time.monotonic() - start, 1),
                         "search_best_fitness": result["best_fitness"],
                         "evaluated_best_fitness": result["evaluated_best_fitness"],
@@ -70,9 +72,12 @@ def main() -> None:
                 )
                 print(json.dumps(rows[-1]), flush=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "offline_designer.json").write_text(
-        json.dumps({"args": vars(args), "runs": rows}, indent=2)
-    )
+    path = RESULTS / "offline_designer.json"
+    new = {(r["task"], r["seed"]) for r in rows}
+    kept = json.loads(path.read_text())["runs"] if path.exists() else []
+    rows = [r for r in kept if (r["task"], r["seed"]) not in new and "best_so_far" in r] + rows
+    rows.sort(key=lambda r: (r["task"], r["seed"]))
+    path.write_text(json.dumps({"args": vars(args), "runs": rows}, indent=2))
     lines = [
         "| task | seed | wall s | human in round 0 | best so far after each round | best candidate | best (eval) | human (eval) | sparse (eval) | human-normalised |",
         "|---|---|---|---|---|---|---|---|---|---|",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -62,16 +61,7 @@ class ObservationLayout:
                     raise ValueError(f"{name} is a vector field; info values are scalars")
                 self._info.append((slot, source.key, source.fallback_index, source.default))
         self._copies = _runs(destination, origin)
-        # After a step every info normally has every key: one C-level getter reads them all.
-        columns = [column for column, *_ in self._info]
-        contiguous = (
-            columns == list(range(columns[0], columns[0] + len(columns))) if columns else False
-        )
-        self._info_columns: slice | list[int] = (
-            slice(columns[0], columns[-1] + 1) if contiguous else columns
-        )
-        keys = [key for _, key, *_ in self._info]
-        self._get_all = itemgetter(*keys) if len(keys) > 1 else lambda info: (info[keys[0]],)
+        self._info_columns = [(column, key) for column, key, *_ in self._info]
 
     def row(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         """One environment's flat state vector."""
@@ -87,12 +77,12 @@ class ObservationLayout:
         rows = np.empty((len(infos), self.size))
         for destination, origin in self._copies:
             rows[:, destination] = obs[:, origin]
-        if self._info:
-            try:
-                rows[:, self._info_columns] = [self._get_all(info) for info in infos]
-            except KeyError:  # after a reset some keys are missing: row by row, with fallbacks
-                for i, info in enumerate(infos):
-                    rows[i] = self.row(obs[i], info)
+        try:  # after a step every info normally has every key
+            for column, key in self._info_columns:
+                rows[:, column] = [info[key] for info in infos]
+        except KeyError:  # after a reset some keys are missing: row by row, with fallbacks
+            for i, info in enumerate(infos):
+                rows[i] = self.row(obs[i], info)
         return rows
 
 

@@ -150,10 +150,13 @@ def stack_fields(per_env: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
 
 
 def batch_actions(actions: np.ndarray, action_space: gym.Space) -> np.ndarray:
-    """Actions as the contract gives them: `[N]` ints (discrete spaces), else `[N, d]` float64."""
+    """Actions as the contract gives them, in a new array (never the learner's own): `[N]` ints
+    for discrete spaces, else `[N, d]` float64."""
     if isinstance(action_space, gym.spaces.Discrete):
-        return np.asarray(actions, dtype=np.int64).reshape(-1)
-    return np.asarray(actions, dtype=np.float64).reshape(len(actions), -1)
+        return np.array(actions, dtype=np.int64).reshape(-1)
+    if type(actions) is np.ndarray and actions.ndim == 2:
+        return actions.astype(np.float64)  # SB3's usual float32 `[N, d]`: one copy
+    return np.array(actions, dtype=np.float64).reshape(len(actions), -1)
 
 
 _FLOAT64 = np.dtype(np.float64)
@@ -199,7 +202,6 @@ class ContractRewardVecEnv(VecEnvWrapper):
         self._filename = filename
         self._actions: np.ndarray | None = None
         self._state = StateBatch({})
-        self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
         self.steps = 0
 
     def _batch(self, rows: np.ndarray) -> StateBatch:
@@ -237,11 +239,7 @@ class ContractRewardVecEnv(VecEnvWrapper):
         assert self._actions is not None
         reached, start = self._states.rows_after_step(obs, dones, infos)
         next_state = self._batch(reached)
-        action: np.ndarray
-        if self._discrete:
-            action = np.asarray(self._actions, dtype=np.int64).reshape(-1)
-        else:
-            action = np.asarray(self._actions, dtype=np.float64).reshape(self.num_envs, -1)
+        action = batch_actions(self._actions, self.action_space)
         self.steps += self.num_envs
         total = self._call(action, next_state)
         self._state = next_state if start is None else self._batch(start)
