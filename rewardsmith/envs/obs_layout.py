@@ -1,9 +1,10 @@
 """State fields read straight from the observation and the step info, for one env or a batch.
 
-Where every field of a task is an observation entry or a step-info value (HalfCheetah; every user
-task file), training can build the `[N, D]` state batch from the already-stacked observations
-with one gather, instead of asking each environment for its state on every step. The same code
-reads one environment's state, so both paths give the same values.
+Where every field of a task is an observation entry or a step-info value (HalfCheetah, Hopper;
+every user task file), training reads the state of all N environments from the already-stacked
+observations and infos, and only the fields reward code reads, instead of asking each
+environment for its state on every step. The same sources give one environment's state vector,
+so both paths give the same values.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class ObservationLayout:
                     raise ValueError(f"{name} is a vector field; info values are scalars")
                 self._info.append((slot, source.key, source.fallback_index, source.default))
         self._copies = _runs(destination, origin)
+        self._by_field = {name: _compiled(by_field[name]) for name in schema.names}
         self._info_columns = [(column, key) for column, key, *_ in self._info]
 
     def row(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
@@ -72,18 +74,55 @@ class ObservationLayout:
             row[column] = info.get(key, default if fallback is None else obs[fallback])
         return row
 
-    def rows(self, obs: np.ndarray, infos: Sequence[dict[str, Any]]) -> np.ndarray:
-        """The `[N, D]` state rows of N environments from their stacked observations and infos."""
-        rows = np.empty((len(infos), self.size))
-        for destination, origin in self._copies:
-            rows[:, destination] = obs[:, origin]
-        try:  # after a step every info normally has every key
-            for column, key in self._info_columns:
-                rows[:, column] = [info[key] for info in infos]
-        except KeyError:  # after a reset some keys are missing: row by row, with fallbacks
-            for i, info in enumerate(infos):
-                rows[i] = self.row(obs[i], info)
-        return rows
+    def fields(self, obs: np.ndarray, infos: Sequence[dict[str, Any]]) -> ObservedFields:
+        """N environments' fields over their stacked observations and their infos, each gathered
+        when first read. `obs` is copied once (as float64, read-only): fields are views of it."""
+        frozen = np.array(obs, dtype=np.float64)
+        frozen.flags.writeable = False
+        return ObservedFields(self._by_field, frozen, infos)
+
+
+class ObservedFields:
+    """A `FieldSource`: one field at a time from stacked observations and per-env infos."""
+
+    __slots__ = ("_by_field", "_infos", "_obs")
+
+    def __init__(
+        self,
+        by_field: dict[str, slice | list[int] | int | FromInfo],
+        obs: np.ndarray,
+        infos: Sequence[dict[str, Any]],
+    ) -> None:
+        self._by_field, self._obs, self._infos = by_field, obs, infos
+
+    def field(self, name: str) -> np.ndarray:
+        source = self._by_field[name]
+        if not isinstance(source, FromInfo):
+            return self._obs[:, source]
+        key = source.key
+        try:  # after a step every info normally has the key
+            return np.array([info[key] for info in self._infos], dtype=np.float64)
+        except KeyError:  # after a reset it may not: the fallback stands in
+            obs, fallback, default = self._obs, source.fallback_index, source.default
+            return np.array(
+                [
+                    info[key] if key in info else default if fallback is None else obs[i, fallback]
+                    for i, info in enumerate(self._infos)
+                ],
+                dtype=np.float64,
+            )
+
+
+def _compiled(source: FromObs | FromInfo) -> slice | list[int] | int | FromInfo:
+    """How to take a field from `[N, obs]`: a column (scalar), a slice (a run), or indices."""
+    if isinstance(source, FromInfo):
+        return source
+    indices = list(source.indices)
+    if len(indices) == 1:
+        return indices[0]
+    if indices == list(range(indices[0], indices[0] + len(indices))):
+        return slice(indices[0], indices[-1] + 1)
+    return indices
 
 
 def _runs(destination: list[int], origin: list[int]) -> list[tuple[slice, slice]]:

@@ -7,10 +7,10 @@ flat float64 vector per environment (the fields in schema order, see `StateSchem
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -140,17 +140,35 @@ class FieldRecord(Mapping[str, Any]):
         return f"FieldRecord({dict(self)!r})"
 
 
+class FieldSource(Protocol):
+    """Where a lazily built `StateBatch` gets a field's `[N]` / `[N, d]` array from."""
+
+    def field(self, name: str) -> np.ndarray: ...
+
+
+class _Rows:
+    """Fields as views into one `[N, D]` array of flat state vectors."""
+
+    __slots__ = ("_layout", "_rows")
+
+    def __init__(self, rows: np.ndarray, layout: Mapping[str, Slot]) -> None:
+        self._rows, self._layout = rows, layout
+
+    def field(self, name: str) -> np.ndarray:
+        return self._rows[:, self._layout[name]]
+
+
 class StateBatch:
     """Read-only attribute access to batched state fields, as reward code sees them.
 
     Arrays are marked read-only so a reward cannot change the state it shares with the next call.
-    Training builds one on every environment step with `from_rows`: the fields are then views
-    into one `[N, D]` array, made only when a field is first read (rewards read a few of them).
+    Training builds one on every environment step, so there a field's array is made only when
+    reward code first reads it (rewards read a few of the fields): see `from_source`.
     """
 
-    __slots__ = ("_layout", "_rows", "_views")
-    _layout: Mapping[str, Any]
-    _rows: np.ndarray | None
+    __slots__ = ("_names", "_source", "_views")
+    _names: Collection[str]
+    _source: FieldSource | None
     _views: dict[str, np.ndarray]
 
     def __init__(self, values: Mapping[str, np.ndarray]) -> None:
@@ -159,31 +177,37 @@ class StateBatch:
             view = np.asarray(array).view()
             view.flags.writeable = False
             frozen[name] = view
-        self._set(None, dict.fromkeys(frozen), frozen)
+        self._set(frozen, None, frozen)
+
+    @classmethod
+    def from_source(cls, names: Collection[str], source: FieldSource) -> StateBatch:
+        """Fields `names`, each asked of `source` when first read; the source must not hand
+        out arrays that anything else writes to (they are only marked read-only)."""
+        batch = object.__new__(cls)
+        batch._set(names, source, {})
+        return batch
 
     @classmethod
     def from_rows(cls, rows: np.ndarray, layout: Mapping[str, Slot]) -> StateBatch:
-        """Fields over `rows` (laid out as `layout` says), which is made read-only."""
+        """Fields as views into `rows` (laid out as `layout` says), which is made read-only."""
         rows.flags.writeable = False  # and with it every view of it
-        batch = object.__new__(cls)
-        batch._set(rows, layout, {})
-        return batch
+        return cls.from_source(layout, _Rows(rows, layout))
 
     def _set(
-        self, rows: np.ndarray | None, layout: Mapping[str, Any], views: dict[str, np.ndarray]
+        self, names: Collection[str], source: FieldSource | None, views: dict[str, np.ndarray]
     ) -> None:
-        object.__setattr__(self, "_rows", rows)
-        object.__setattr__(self, "_layout", layout)
+        object.__setattr__(self, "_names", names)
+        object.__setattr__(self, "_source", source)
         object.__setattr__(self, "_views", views)
 
     def __getattr__(self, name: str) -> np.ndarray:
         view = self._views.get(name)
         if view is None:
-            slot = self._layout.get(name)
-            if slot is None or self._rows is None:
-                known = ", ".join(sorted(self._layout))
+            if self._source is None or name not in self._names:
+                known = ", ".join(sorted(self._names))
                 raise AttributeError(f"state has no field {name!r}; the fields are: {known}")
-            view = self._views[name] = self._rows[:, slot]
+            view = self._views[name] = self._source.field(name)
+            view.flags.writeable = False
         return view
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -193,13 +217,13 @@ class StateBatch:
         return self.__getattr__(name)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._layout
+        return name in self._names
 
     def __dir__(self) -> list[str]:
-        return sorted(self._layout)
+        return sorted(self._names)
 
     def keys(self) -> list[str]:
-        return list(self._layout)
+        return list(self._names)
 
     def as_dict(self) -> dict[str, np.ndarray]:
-        return {name: self.__getattr__(name) for name in self._layout}
+        return {name: self.__getattr__(name) for name in self._names}

@@ -83,11 +83,12 @@ class StateFieldsWrapper(gym.Wrapper):
 
 
 class StateVecEnv(DummyVecEnv):
-    """A `DummyVecEnv` that also gives the `[N, D]` state rows of its environments.
+    """A `DummyVecEnv` that also gives the state batches of its environments.
 
-    Two ways to the same values: where the adapter has an `obs_layout` the rows are gathered from
-    the stacked observations and infos, for all N at once; otherwise each environment is wrapped
-    in a `StateFieldsWrapper` that writes its own row into the shared `StateRows`.
+    Two ways to the same values: where the adapter has an `obs_layout` the fields are gathered
+    from the stacked observations and infos, for all N at once and only when read; otherwise
+    each environment is wrapped in a `StateFieldsWrapper` that writes its own row into the
+    shared `StateRows`.
     """
 
     def __init__(self, adapter: TaskAdapter, n_envs: int) -> None:
@@ -100,39 +101,44 @@ class StateVecEnv(DummyVecEnv):
             rows = self.state_rows = StateRows(n_envs, adapter.schema)
             super().__init__([partial(_wrapped_env, adapter, rows, i) for i in range(n_envs)])
 
-    def rows_after_reset(self, obs: Any) -> np.ndarray:
-        """The states the environments start from after `reset()` (a new array)."""
-        if self.obs_layout is not None:
-            return self.obs_layout.rows(obs, self.reset_infos)
-        assert self.state_rows is not None
-        return self.state_rows.after_reset.copy()
+    def _batch(self, rows: np.ndarray) -> StateBatch:
+        return StateBatch.from_rows(rows, self.layout)
 
-    def rows_after_step(
+    def _observed(self, obs: np.ndarray, infos: Sequence[dict[str, Any]]) -> StateBatch:
+        assert self.obs_layout is not None
+        return StateBatch.from_source(self.layout, self.obs_layout.fields(obs, infos))
+
+    def state_after_reset(self, obs: Any) -> StateBatch:
+        """The states the environments start from after `reset()`."""
+        if self.obs_layout is not None:
+            return self._observed(obs, self.reset_infos)
+        assert self.state_rows is not None
+        return self._batch(self.state_rows.after_reset.copy())
+
+    def states_after_step(
         self, obs: Any, dones: np.ndarray, infos: list[dict[str, Any]]
-    ) -> tuple[np.ndarray, np.ndarray | None]:
+    ) -> tuple[StateBatch, StateBatch | None]:
         """The states a step reached and, if an episode ended, the states the next one starts from.
 
-        Both are new arrays; the second is None when no episode ended (the next step then starts
-        where this one ended). `obs` holds the reset observation where an episode ended.
+        The second is None when no episode ended (the next step then starts where this one
+        ended). `obs` holds the reset observation where an episode ended.
         """
         if self.obs_layout is None:
             assert self.state_rows is not None
             reached = self.state_rows.after_step.copy()
             if not np.count_nonzero(dones):
-                return reached, None
+                return self._batch(reached), None
             start = reached.copy()
             start[dones] = self.state_rows.after_reset[dones]
-            return reached, start
+            return self._batch(reached), self._batch(start)
         if not np.count_nonzero(dones):
-            return self.obs_layout.rows(obs, infos), None
-        ended = np.flatnonzero(dones)
-        final_obs = obs.copy()
-        for i in ended:
+            return self._observed(obs, infos), None
+        final_obs = np.array(obs)
+        start_infos = list(infos)
+        for i in np.flatnonzero(dones):
             final_obs[i] = infos[i]["terminal_observation"]
-        reached = self.obs_layout.rows(final_obs, infos)
-        start = reached.copy()
-        start[ended] = self.obs_layout.rows(obs[ended], [self.reset_infos[i] for i in ended])
-        return reached, start
+            start_infos[i] = self.reset_infos[i]
+        return self._observed(final_obs, infos), self._observed(obs, start_infos)
 
 
 def _wrapped_env(adapter: TaskAdapter, rows: StateRows, index: int) -> gym.Env:
@@ -204,9 +210,6 @@ class ContractRewardVecEnv(VecEnvWrapper):
         self._state = StateBatch({})
         self.steps = 0
 
-    def _batch(self, rows: np.ndarray) -> StateBatch:
-        return StateBatch.from_rows(rows, self._states.layout)
-
     def _call(self, action: np.ndarray, next_state: StateBatch) -> np.ndarray:
         """One checked reward call; returns the total as float64 `[N]`."""
         try:
@@ -227,7 +230,7 @@ class ContractRewardVecEnv(VecEnvWrapper):
 
     def reset(self) -> Any:
         obs = self.venv.reset()
-        self._state = self._batch(self._states.rows_after_reset(obs))
+        self._state = self._states.state_after_reset(obs)
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -237,12 +240,11 @@ class ContractRewardVecEnv(VecEnvWrapper):
     def step_wait(self) -> Any:
         obs, _env_rewards, dones, infos = self.venv.step_wait()
         assert self._actions is not None
-        reached, start = self._states.rows_after_step(obs, dones, infos)
-        next_state = self._batch(reached)
+        next_state, start = self._states.states_after_step(obs, dones, infos)
         action = batch_actions(self._actions, self.action_space)
         self.steps += self.num_envs
         total = self._call(action, next_state)
-        self._state = next_state if start is None else self._batch(start)
+        self._state = next_state if start is None else start
         return obs, total.astype(np.float32), dones, infos
 
 

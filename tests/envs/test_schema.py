@@ -64,19 +64,25 @@ def test_fields_match_schema_after_reset_and_steps(task: str) -> None:
 
 @pytest.mark.parametrize("task", BUILT_INS)
 def test_batched_state_rows_match_single_env_fields(task: str) -> None:
-    """The rows training batches (per-env wrappers, or gathered from observations) are the
-    fields each environment reports on its own, after resets and steps."""
+    """The state batches training builds (per-env wrappers, or gathered from observations)
+    hold the fields each environment reports on its own, after resets and steps."""
     adapter = load_task(task)
+
+    def rows(batch: StateBatch) -> np.ndarray:
+        return np.concatenate([batch[n].reshape(3, -1) for n in adapter.schema.names], axis=1)
+
     venv = make_vec_env(adapter, 3, seed=0)
     singles = [StateFieldsWrapper(adapter.make_env(), adapter) for _ in range(3)]
     obs = venv.reset()
     expected = [env.reset(seed=i)[1][STATE_KEY].vector for i, env in enumerate(singles)]
-    np.testing.assert_array_equal(venv.rows_after_reset(obs), expected)
+    np.testing.assert_array_equal(rows(venv.state_after_reset(obs)), expected)
     venv.action_space.seed(0)
     for _ in range(40):
         actions = np.stack([venv.action_space.sample() for _ in range(3)])
         obs, _rewards, dones, infos = venv.step(actions)
-        reached, start = venv.rows_after_step(obs, dones, infos)
+        reached_batch, start_batch = venv.states_after_step(obs, dones, infos)
+        reached = rows(reached_batch)
+        start = None if start_batch is None else rows(start_batch)
         starts = []
         for i, env in enumerate(singles):
             _o, _r, terminated, truncated, info = env.step(actions[i])

@@ -122,7 +122,10 @@ def _is_healthy(base: Any, info: dict[str, Any]) -> bool:
     return bool(base.is_healthy)
 
 
-def _planar_fields(n_joints: int, healthy: bool) -> StateSchema:
+def _planar_fields(n_joints: int, healthy: bool, velocities_clipped: bool = False) -> StateSchema:
+    velocity_meaning = "angular velocities of the leg joints" + (
+        ", clipped to +-10 as in the observation" if velocities_clipped else ""
+    )
     fields = [
         _X_POSITION,
         _X_VELOCITY,
@@ -131,7 +134,7 @@ def _planar_fields(n_joints: int, healthy: bool) -> StateSchema:
         Field(
             "joint_angles", "angles of the leg joints (thigh, leg, foot, ...)", "rad", (n_joints,)
         ),
-        Field("joint_velocities", "angular velocities of the leg joints", "rad/s", (n_joints,)),
+        Field("joint_velocities", velocity_meaning, "rad/s", (n_joints,)),
     ]
     if healthy:
         fields.append(_HEALTHY)
@@ -200,9 +203,27 @@ class Hopper(_Locomotion):
         "Make a one-legged planar hopper robot hop forward (to the right) as fast as possible "
         "without falling over; the episode ends when it falls."
     )
-    schema = _planar_fields(3, healthy=True)
+    schema = _planar_fields(3, healthy=True, velocities_clipped=True)
     joint_slice, joint_velocity_slice, height_index = slice(3, 6), slice(3, 6), 1
     training = _training(300_000)
+    # Its observation is qpos[1:] (6 - 1 entries) then qvel (6) clipped to +-10, and its info has
+    # the x position, the rewarded velocity and the survival reward (1.0 exactly while healthy):
+    # every field can be read from them, for all N at once.
+    obs_layout = ObservationLayout(
+        schema,
+        (
+            FromInfo("x_position", "x_position"),
+            FromInfo("x_velocity", "x_velocity", fallback_index=5),  # qvel[0] after a reset
+            FromObs("torso_height", (0,)),
+            FromObs("torso_angle", (1,)),
+            FromObs("joint_angles", (2, 3, 4)),
+            FromObs("joint_velocities", (8, 9, 10)),
+            FromInfo("is_healthy", "reward_survive", default=1.0),  # a reset state is healthy
+        ),
+    )
+
+    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        return self.obs_layout.row(obs, info)
 
 
 class Walker2d(_Locomotion):
