@@ -420,10 +420,14 @@ def test_non_box_observation_reads_info_fields_per_environment(tmp_path: Path) -
     assert adapter.obs_layout is None  # a Discrete observation cannot be stacked and sliced
     venv = make_vec_env(adapter, 2, seed=0)
     obs = venv.reset()
-    assert venv.state_after_reset(obs).as_dict() == {"transition_probability": pytest.approx([1.0, 1.0])}
+    assert venv.state_after_reset(obs).as_dict() == {
+        "transition_probability": pytest.approx([1.0, 1.0])
+    }
     obs, _rewards, dones, infos = venv.step(np.array([1, 2]))
     reached, _start = venv.states_after_step(obs, dones, infos)
-    assert reached.as_dict() == {"transition_probability": pytest.approx([info["prob"] for info in infos])}
+    assert reached.as_dict() == {
+        "transition_probability": pytest.approx([info["prob"] for info in infos])
+    }
     bad = text.replace('info_key = "prob"\n    default = 1.0', "index = 0")
     with pytest.raises(TaskFileError, match="not a flat Box"):
         load_task_file(write(tmp_path, bad, "bad.toml"))
