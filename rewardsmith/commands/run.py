@@ -54,9 +54,7 @@ def _print_result(result: dict[str, Any]) -> None:
             f"human {_fmt(result['human_fitness'])}, sparse {_fmt(result['sparse_fitness'])}"
         )
         score = result["human_normalized_score"]
-        console.print(
-            f"[bold]human-normalised score:[/] {_fmt(score)} (1.0 = as good as the human reward, above 1 = better)"
-        )
+        console.print(f"[bold]human-normalised score:[/] {_fmt(score)} ({_score_meaning(result)})")
     if result["llm_calls"]:
         console.print(
             f"LLM: {result['llm_calls']} calls, {result['tokens']:,} tokens, ${result['cost_usd']:.4f}"
@@ -77,6 +75,22 @@ def _print_result(result: dict[str, Any]) -> None:
             f"[bold yellow]{suspect['flag']}[/] {suspect['candidate']}: "
             + "; ".join(suspect["reasons"])
         )
+
+
+def _score_meaning(result: dict[str, Any]) -> str:
+    """Eureka's score, (best - sparse) / |human - sparse|, reads as intended only where the human
+    reward beats the sparse one; otherwise say what it means and compare with human directly."""
+    best, human, sparse = (
+        result["evaluated_best_fitness"],
+        result["human_fitness"],
+        result["sparse_fitness"],
+    )
+    if best is None or sparse is None or human >= sparse:
+        return "1.0 = as good as the human reward, above 1 = better"
+    return (
+        f"the sparse reward beat the human reward here, so 0 = as good as sparse; "
+        f"best - human = {best - human:+.4g}"
+    )
 
 
 def _fmt(value: float | None) -> str:

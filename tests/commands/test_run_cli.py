@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rewardsmith.cli import app
+from rewardsmith.commands.run import _score_meaning
 
 runner = CliRunner()
 
@@ -69,3 +70,11 @@ def test_unknown_task_is_one_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "cartpol", "--runs-dir", str(tmp_path)])
     assert result.exit_code == 1
     assert "unknown task 'cartpol'" in result.output and "cartpole" in result.output
+
+
+def test_score_meaning_says_when_sparse_beat_human() -> None:
+    usual = {"evaluated_best_fitness": 0.9, "human_fitness": 0.8, "sparse_fitness": 0.5}
+    assert _score_meaning(usual).startswith("1.0 = as good as the human reward")
+    inverted = {"evaluated_best_fitness": 0.837, "human_fitness": 0.795, "sparse_fitness": 0.814}
+    meaning = _score_meaning(inverted)
+    assert "sparse reward beat the human reward" in meaning and "+0.042" in meaning
