@@ -107,5 +107,7 @@ def train(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
                 done[(result["round"], result["idx"])] = result
         except BaseException:
             ctx.cancel.set()  # Ctrl-C or a failure: stop every sandbox still running
+            for future in futures:
+                future.cancel()  # and start no new one
             raise
     return {"candidates": [done.get((c["round"], c["idx"]), c) for c in candidates]}

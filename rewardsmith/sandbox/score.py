@@ -13,8 +13,6 @@ Orchestrator side: `score_bank`, which copies the bank in, runs the module and r
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -141,32 +139,24 @@ def score_bank(
     gamma: float = 0.99,
 ) -> BankScores:
     """Score every bank episode with `reward_source` in `sandbox`; only `work_dir` is writable."""
-    from rewardsmith.sandbox.training import classify_failure
+    from rewardsmith.sandbox.reward_check import run_reward_check
 
     limits = limits or Limits()
-    limits = replace(limits, wall_s=min(limits.wall_s, SCORE_WALL_S))
-    work_dir.mkdir(parents=True, exist_ok=True)
-    (work_dir / RESULT_FILE).unlink(missing_ok=True)
-    (work_dir / REWARD_FILE).write_text(reward_source)
-    shutil.copyfile(bank_path, work_dir / BANK_FILE)  # the run dir may be hidden from the sandbox
-    run = sandbox.run(
-        "rewardsmith.sandbox.score", [str(work_dir), repr(float(gamma))], [work_dir], limits
+    checked = run_reward_check(
+        "rewardsmith.sandbox.score",
+        [repr(float(gamma))],
+        reward_source,
+        work_dir,
+        {BANK_FILE: bank_path},
+        RESULT_FILE,
+        sandbox,
+        replace(limits, wall_s=min(limits.wall_s, SCORE_WALL_S)),
+        "scoring the trajectory bank",
     )
-    (work_dir / "score.log").write_text(run.output)
-    (work_dir / BANK_FILE).unlink(missing_ok=True)  # a copy; the run keeps the original
-    result_path = work_dir / RESULT_FILE
-    if run.returncode != 0 or run.timed_out or run.limit_hit or not result_path.exists():
-        error = classify_failure(run, limits)
-        error.message = f"scoring the trajectory bank: {error.message}"
+    run, record = checked.run, checked.record
+    if record is None or record.get("status") != "ok":
+        error = checked.error if record is None else RewardError.from_dict(record["error"])
         return BankScores(ok=False, error=error, warnings=run.warnings, wall_s=run.wall_s)
-    record = json.loads(result_path.read_text())
-    if record.get("status") != "ok":
-        return BankScores(
-            ok=False,
-            error=RewardError.from_dict(record["error"]),
-            warnings=run.warnings,
-            wall_s=run.wall_s,
-        )
     return BankScores(
         ok=True,
         returns=[float(v) for v in record["returns"]],

@@ -12,8 +12,6 @@ Orchestrator side: `record_states` (random-policy episodes, no reward code) and 
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -179,25 +177,26 @@ def smoke_test(
     min_calls_per_s: float = MIN_CALLS_PER_S,
 ) -> SmokeReport:
     """Run the smoke checks on `reward_source` inside `sandbox`; only `work_dir` is writable."""
-    from rewardsmith.sandbox.training import classify_failure
+    from rewardsmith.sandbox.reward_check import run_reward_check
 
     limits = limits or Limits()
-    limits = replace(limits, wall_s=min(limits.wall_s, SMOKE_WALL_S))
-    work_dir.mkdir(parents=True, exist_ok=True)
-    (work_dir / RESULT_FILE).unlink(missing_ok=True)
-    (work_dir / REWARD_FILE).write_text(reward_source)
-    shutil.copyfile(states_path, work_dir / STATES_FILE)
-    module_args = [str(work_dir), repr(min_calls_per_s)]
-    run = sandbox.run("rewardsmith.sandbox.smoke", module_args, [work_dir], limits)
-    (work_dir / "smoke.log").write_text(run.output)
-    result_path = work_dir / RESULT_FILE
-    if run.returncode != 0 or run.timed_out or run.limit_hit or not result_path.exists():
-        error = classify_failure(run, limits)
-        error.message = f"smoke test on {adapter.id}: {error.message}"
-        return SmokeReport(ok=False, error=error, warnings=run.warnings)
-    record = json.loads(result_path.read_text())
+    checked = run_reward_check(
+        "rewardsmith.sandbox.smoke",
+        [repr(min_calls_per_s)],
+        reward_source,
+        work_dir,
+        {STATES_FILE: states_path},
+        RESULT_FILE,
+        sandbox,
+        replace(limits, wall_s=min(limits.wall_s, SMOKE_WALL_S)),
+        f"smoke test on {adapter.id}",
+    )
+    warnings = checked.run.warnings
+    if checked.record is None:
+        return SmokeReport(ok=False, error=checked.error, warnings=warnings)
+    record = checked.record
     found = RewardError.from_dict(record["error"]) if record.get("status") != "ok" else None
-    warnings = [str(w) for w in record.get("warnings", [])] + run.warnings
+    warnings = [str(w) for w in record.get("warnings", [])] + warnings
     return SmokeReport(
         ok=found is None, error=found, warnings=warnings, calls_per_s=record.get("calls_per_s")
     )

@@ -81,6 +81,8 @@ class _Locomotion(TaskAdapter):
         return body, qpos_body, layout["joint_velocities"], forces, healthy  # type: ignore[return-value]
 
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        if self.obs_layout is not None:
+            return self.obs_layout.row(obs, info)
         # This runs on every environment step, so it makes few numpy calls. The env reports the
         # x (and y) position and the velocity it rewarded (a finite difference over the step);
         # after a reset there is no velocity yet, so the simulator's stands in.
@@ -192,9 +194,6 @@ class HalfCheetah(_Locomotion):
         ),
     )
 
-    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
-        return self.obs_layout.row(obs, info)
-
 
 class Hopper(_Locomotion):
     id = "hopper"
@@ -221,9 +220,6 @@ class Hopper(_Locomotion):
             FromInfo("is_healthy", "reward_survive", default=1.0),  # a reset state is healthy
         ),
     )
-
-    def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
-        return self.obs_layout.row(obs, info)
 
 
 class Walker2d(_Locomotion):

@@ -1,0 +1,35 @@
+"""Selection by fitness: the incumbent keeps near-ties, and a fitness of 0 is a fitness."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from rewardsmith.eureka_loop.selection import SELECTION_MARGIN, _better, _margin
+
+
+def _cand(idx: int, fitness: float | None) -> dict:
+    return {"round": 1, "idx": idx, "fitness": fitness}
+
+
+def test_a_near_tie_keeps_the_incumbent_and_a_clear_win_replaces_it() -> None:
+    incumbent = _cand(0, 493.9)
+    assert _better(incumbent, _cand(1, 500.0), margin=8.0) is incumbent
+    challenger = _cand(2, 502.0)
+    assert _better(incumbent, challenger, margin=8.0) is challenger
+    assert _better(incumbent, _cand(3, 500.0)) is not incumbent  # no margin: plain maximum
+
+
+def test_zero_and_missing_fitness_order_correctly() -> None:
+    zero, negative, missing = _cand(0, 0.0), _cand(1, -0.5), _cand(2, None)
+    assert _better(negative, zero) is zero
+    assert _better(zero, negative) is zero
+    assert _better(missing, negative) is negative
+    assert _better(None, missing) is missing
+
+
+def test_margin_is_a_share_of_the_spread_seen_in_the_run() -> None:
+    rows = [{"fitness": 100.0}, {"fitness": None}, {"fitness": 500.0}, {"fitness": 300.0}]
+    ctx = SimpleNamespace(run=SimpleNamespace(candidates=lambda: rows))
+    assert _margin(ctx) == SELECTION_MARGIN * 400.0  # type: ignore[arg-type]
+    ctx_one = SimpleNamespace(run=SimpleNamespace(candidates=lambda: rows[:1]))
+    assert _margin(ctx_one) == 0.0  # type: ignore[arg-type]
