@@ -173,15 +173,13 @@ def field_differences(
     The pooled std is floored at a tenth of the statistic's spread over `reference` episodes, so
     two deterministic groups (near-zero variance) do not produce absurd effect sizes.
     """
-    f_low, f_high, f_ref = (
-        episode_features(low),
-        episode_features(high),
-        episode_features(reference),
-    )
+    f_ref = episode_features(reference)
+    magnitudes = [name[1:-1] for name in f_ref if name.startswith("|")]
+    f_low, f_high = episode_features(low, magnitudes), episode_features(high, magnitudes)
     rows: list[dict[str, Any]] = []
     for name in f_low:
         pooled = float(np.sqrt((np.var(f_low[name]) + np.var(f_high[name])) / 2))
-        floor = 0.1 * float(np.std(f_ref.get(name, np.zeros(1))))
+        floor = 0.1 * float(np.std(f_ref[name]))
         scale = max(pooled, floor, 1e-9)
         smd = (float(np.mean(f_high[name])) - float(np.mean(f_low[name]))) / scale
         rows.append(

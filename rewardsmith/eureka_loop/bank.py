@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,9 +51,15 @@ def _scalar_series(values: np.ndarray) -> np.ndarray:
     return np.linalg.norm(values, axis=1) if values.ndim > 1 else values
 
 
-def episode_features(records: list[Record]) -> dict[str, np.ndarray]:
+def episode_features(
+    records: list[Record], magnitudes: Collection[str] | None = None
+) -> dict[str, np.ndarray]:
     """Per-episode mean of each field after the reset state, and of its magnitude (`|field|`)
-    where the field takes both signs: the mean of a pole angle says little, its size a lot."""
+    where the field takes both signs: the mean of a pole angle says little, its size a lot.
+
+    `magnitudes` names the fields to add `|field|` for; by default those that take both signs in
+    `records`. Pass it to give groups that are compared the same features.
+    """
     features: dict[str, np.ndarray] = {}
     if not records:
         return features
@@ -63,7 +69,12 @@ def episode_features(records: list[Record]) -> dict[str, np.ndarray]:
             for e, _, _ in records
         ]
         features[name] = np.array([float(np.mean(s)) for s in series])
-        if any(np.any(s < 0) for s in series) and any(np.any(s > 0) for s in series):
+        both_signs = (
+            name in magnitudes
+            if magnitudes is not None
+            else any(np.any(s < 0) for s in series) and any(np.any(s > 0) for s in series)
+        )
+        if both_signs:
             features[f"|{name}|"] = np.array([float(np.mean(np.abs(s))) for s in series])
     return features
 

@@ -124,6 +124,18 @@ def test_endings_name_the_field_at_an_extreme_when_episodes_fail() -> None:
     assert comparison["fields"][0]["smd"] < 0
 
 
+def test_groups_compare_on_the_same_features_when_only_one_takes_both_signs() -> None:
+    """A field with both signs only among the low-fitness episodes once crashed the analyzer
+    (`|cart_position|` missing from the high group) in the middle of a run."""
+    low = [(_episode([0.01] * 10, x, True), 10.0, False) for x in (-0.5, 0.5, -0.4)]
+    high = [(_episode([0.01] * 40, x, False), 40.0, False) for x in (0.1, 0.2, 0.3)]
+    comparison = compare_groups(low + high, [], has_success=False)
+    assert comparison is not None
+    fields = {row["field"]: row for row in comparison["fields"]}
+    assert "|cart_position|" in fields
+    assert fields["|cart_position|"]["high_mean"] == pytest.approx(0.25)
+
+
 def test_the_reflection_carries_the_analysis_and_the_flag() -> None:
     checkpoints = _checkpoints([1, 2, 3, 4], [10, 20, 30, 40])
     outcome = {"fitness": 40.0, "checkpoints": checkpoints}
