@@ -9,11 +9,12 @@ from langgraph.runtime import Runtime
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 
 SELECTION_MARGIN = 0.02
-"""A later round's candidate replaces the best so far only if it is fitter by this share of the
-spread of fitness seen in the run. One training seed per candidate makes fitness noisy, and on
-a task that saturates (CartPole's 500 steps) a near-tie must not crown a lucky mutant over the
-incumbent: measured, such a pick (500 vs the human reward's 494 in the search) fell to 341 in
-the final evaluation with fresh seeds while the human reward held 500."""
+"""A candidate replaces the best so far (or, within a round, an earlier candidate: the offline
+designer's first is the unchanged human reward) only if it is fitter by this share of the spread
+of fitness seen in the run. One training seed per candidate makes fitness noisy, and on a task
+that saturates (CartPole's 500 steps) a near-tie must not crown a lucky mutant over the
+incumbent: measured, such picks (500 vs the human reward's 494, and 500 vs 499.9) fell to 341
+and 453 in the final evaluation with fresh seeds while the human reward held 500."""
 
 
 def _fitness(candidate: CandidateSummary) -> float:
@@ -32,6 +33,16 @@ def _better(
     return b if _fitness(b) > _fitness(a) + margin else a
 
 
+def pick_best(
+    incumbent: CandidateSummary | None, trained: list[CandidateSummary], margin: float
+) -> tuple[CandidateSummary | None, CandidateSummary | None]:
+    """The round's best (earlier candidates keep near-ties) and the run's best after it."""
+    round_best = None
+    for candidate in sorted(trained, key=lambda c: c["idx"]):
+        round_best = _better(round_best, candidate, margin)
+    return round_best, _better(incumbent, round_best, margin)
+
+
 def _margin(ctx: Context) -> float:
     seen = [c["fitness"] for c in ctx.run.candidates() if c.get("fitness") is not None]
     return SELECTION_MARGIN * (max(seen) - min(seen)) if len(seen) > 1 else 0.0
@@ -42,10 +53,7 @@ def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     round_, attempt = state.get("round", 0), state.get("attempt", 0)
     candidates = state.get("candidates", [])
     trained = [c for c in candidates if c.get("status") == "trained"]
-    round_best = None
-    for c in trained:
-        round_best = _better(round_best, c)
-    best = _better(state.get("best"), round_best, _margin(ctx))
+    round_best, best = pick_best(state.get("best"), trained, _margin(ctx))
     entry = {
         "round": round_,
         "attempt": attempt,

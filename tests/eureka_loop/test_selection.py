@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from rewardsmith.eureka_loop.selection import SELECTION_MARGIN, _better, _margin
+from rewardsmith.eureka_loop.selection import SELECTION_MARGIN, _better, _margin, pick_best
 
 
 def _cand(idx: int, fitness: float | None) -> dict:
@@ -33,3 +33,10 @@ def test_margin_is_a_share_of_the_spread_seen_in_the_run() -> None:
     assert _margin(ctx) == SELECTION_MARGIN * 400.0  # type: ignore[arg-type]
     ctx_one = SimpleNamespace(run=SimpleNamespace(candidates=lambda: rows[:1]))
     assert _margin(ctx_one) == 0.0  # type: ignore[arg-type]
+
+
+def test_within_a_round_the_earlier_candidate_keeps_a_near_tie() -> None:
+    human, lucky, clear = _cand(0, 499.9), _cand(1, 500.0), _cand(2, 520.0)
+    assert pick_best(None, [lucky, human], margin=8.0) == (human, human)
+    round_best, best = pick_best(human, [clear, lucky], margin=8.0)
+    assert round_best is clear and best is clear
