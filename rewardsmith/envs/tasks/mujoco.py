@@ -124,6 +124,27 @@ def _is_healthy(base: Any, info: dict[str, Any]) -> bool:
     return bool(base.is_healthy)
 
 
+def _planar_obs_layout(schema: StateSchema, n_joints: int) -> ObservationLayout:
+    """Every field of a planar task read from its observation and step info, for all N at once.
+
+    The observation is qpos[1:] (torso height, torso angle, joint angles) then qvel (x, z and
+    angle velocities, joint velocities); the info has the x position, the rewarded velocity and,
+    where the task has `is_healthy`, the survival reward (1.0 exactly while healthy).
+    """
+    qvel = 2 + n_joints
+    sources: list[FromObs | FromInfo] = [
+        FromInfo("x_position", "x_position"),
+        FromInfo("x_velocity", "x_velocity", fallback_index=qvel),  # qvel[0] after a reset
+        FromObs("torso_height", (0,)),
+        FromObs("torso_angle", (1,)),
+        FromObs("joint_angles", tuple(range(2, 2 + n_joints))),
+        FromObs("joint_velocities", tuple(range(qvel + 3, qvel + 3 + n_joints))),
+    ]
+    if "is_healthy" in schema.names:
+        sources.append(FromInfo("is_healthy", "reward_survive", default=1.0))  # resets are healthy
+    return ObservationLayout(schema, sources)
+
+
 def _planar_fields(n_joints: int, healthy: bool, velocities_clipped: bool = False) -> StateSchema:
     velocity_meaning = "angular velocities of the leg joints" + (
         ", clipped to +-10 as in the observation" if velocities_clipped else ""
@@ -180,19 +201,7 @@ class HalfCheetah(_Locomotion):
     # 1e-4 reached 249 m by 160k, then collapsed to 7 m by the end; rl-zoo's 2.06e-5 ended at 250
     # m, more slowly; decaying 1e-4 linearly to 0 learns fastest and ends at 264 m.
     training = _training(200_000, learning_rate="lin_1e-4")
-    # Its observation is qpos[1:] (9 - 1 entries) then qvel (9), all float64, and its info has the
-    # x position and the rewarded velocity: every field can be read from them, for all N at once.
-    obs_layout = ObservationLayout(
-        schema,
-        (
-            FromInfo("x_position", "x_position"),
-            FromInfo("x_velocity", "x_velocity", fallback_index=8),  # qvel[0] after a reset
-            FromObs("torso_height", (0,)),
-            FromObs("torso_angle", (1,)),
-            FromObs("joint_angles", (2, 3, 4, 5, 6, 7)),
-            FromObs("joint_velocities", (11, 12, 13, 14, 15, 16)),
-        ),
-    )
+    obs_layout = _planar_obs_layout(schema, 6)  # its observation is unclipped float64
 
 
 class Hopper(_Locomotion):
@@ -205,21 +214,8 @@ class Hopper(_Locomotion):
     schema = _planar_fields(3, healthy=True, velocities_clipped=True)
     joint_slice, joint_velocity_slice, height_index = slice(3, 6), slice(3, 6), 1
     training = _training(300_000)
-    # Its observation is qpos[1:] (6 - 1 entries) then qvel (6) clipped to +-10, and its info has
-    # the x position, the rewarded velocity and the survival reward (1.0 exactly while healthy):
-    # every field can be read from them, for all N at once.
-    obs_layout = ObservationLayout(
-        schema,
-        (
-            FromInfo("x_position", "x_position"),
-            FromInfo("x_velocity", "x_velocity", fallback_index=5),  # qvel[0] after a reset
-            FromObs("torso_height", (0,)),
-            FromObs("torso_angle", (1,)),
-            FromObs("joint_angles", (2, 3, 4)),
-            FromObs("joint_velocities", (8, 9, 10)),
-            FromInfo("is_healthy", "reward_survive", default=1.0),  # a reset state is healthy
-        ),
-    )
+    # Its observation clips qvel to +-10, so do its joint velocities (the field says so).
+    obs_layout = _planar_obs_layout(schema, 3)
 
 
 class Walker2d(_Locomotion):
