@@ -1,8 +1,10 @@
 """State schemas: the named, documented fields that reward code reads as `state.<field>`.
 
-Training builds a batch of state fields on every environment step, so the hot path works on one
-flat float64 vector per environment (the fields in schema order, see `StateSchema.layout`): the
-`[N, D]` batch is one array, and every field reward code reads is a read-only view into it.
+Training builds a batch of state fields on every environment step, so the hot path avoids a dict
+per environment: either one flat float64 vector per environment (the fields in schema order, see
+`StateSchema.layout`) stacked into one `[N, D]` array, or the stacked observations themselves
+(`envs/obs_layout.py`); a `StateBatch` makes a field's read-only array only when reward code
+reads it.
 """
 
 from __future__ import annotations

@@ -196,9 +196,9 @@ def _well_formed(result: Any, n: int) -> np.ndarray | None:
 class ContractRewardVecEnv(VecEnvWrapper):
     """Replaces the environments' reward with the candidate's, checked on every step.
 
-    Each step takes the `[N, D]` state rows from the `StateVecEnv`, makes them read-only and
-    hands the reward views of their fields; that batch is reused as the next step's `state`
-    wherever no episode ended (where one did, the reset state is).
+    Each step takes the state batch the `StateVecEnv` reached (read-only fields, gathered when
+    read) and hands it to the reward as `next_state`; that batch is reused as the next step's
+    `state` wherever no episode ended (where one did, the reset state is).
     """
 
     def __init__(self, venv: StateVecEnv, reward_fn: RewardFn, filename: str) -> None:
