@@ -27,6 +27,10 @@ def _wait_for(predicate, timeout_s: float = 120.0) -> None:
     raise AssertionError("timed out waiting for the run to get there")
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run_dir(runs_dir: Path) -> Path:
     dirs = [p for p in runs_dir.iterdir() if (p / "run.json").exists()]
     return dirs[0] if dirs else runs_dir / "missing"
@@ -96,6 +100,9 @@ def test_sigkill_then_ctrl_c_then_resume_repeats_no_llm_call(tmp_path: Path, scr
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # As in a terminal: a suite started in the background (`cmd &`) inherits SIGINT ignored,
+        # and Python then never turns Ctrl-C into KeyboardInterrupt.
+        preexec_fn=_ctrl_c_as_in_a_terminal,
     )
     _wait_for(lambda: (run_dir / "round_01" / "cand_00" / "job" / "progress.json").exists())
     second.send_signal(signal.SIGINT)
