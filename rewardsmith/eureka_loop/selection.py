@@ -53,7 +53,15 @@ def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     round_, attempt = state.get("round", 0), state.get("attempt", 0)
     candidates = state.get("candidates", [])
     trained = [c for c in candidates if c.get("status") == "trained"]
-    round_best, best = pick_best(state.get("best"), trained, _margin(ctx))
+    margin = _margin(ctx)
+    round_best, best = pick_best(state.get("best"), trained, margin)
+    for c in trained:
+        if best is not None and c is not best and _fitness(best) < _fitness(c):
+            ctx.reporter.message(
+                f"{candidate_key(c['round'], c['idx'])} ({c['fitness']:.4g}) is within the noise "
+                f"margin ({margin:.3g}) of {candidate_key(best['round'], best['idx'])} "
+                f"({best['fitness']:.4g}); keeping the latter"
+            )
     entry = {
         "round": round_,
         "attempt": attempt,

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
-from rewardsmith.eureka_loop.selection import SELECTION_MARGIN, _better, _margin, pick_best
+from rewardsmith.eureka_loop.selection import (
+    SELECTION_MARGIN,
+    _better,
+    _margin,
+    pick_best,
+    select,
+)
 
 
 def _cand(idx: int, fitness: float | None) -> dict:
@@ -40,3 +47,40 @@ def test_within_a_round_the_earlier_candidate_keeps_a_near_tie() -> None:
     assert pick_best(None, [lucky, human], margin=8.0) == (human, human)
     round_best, best = pick_best(human, [clear, lucky], margin=8.0)
     assert round_best is clear and best is clear
+
+
+class _FakeRun:
+    def __init__(self, rows: list[dict], root: Path) -> None:
+        self.rows, self.root, self.summary = rows, root, {}
+
+    def candidates(self) -> list[dict]:
+        return self.rows
+
+    def write_round_file(self, round_: int, name: str, content: dict) -> None:
+        self.entry = content
+
+    def candidate_dir(self, round_: int, idx: int) -> Path:
+        return self.root / f"round_{round_:02d}" / f"cand_{idx:02d}"
+
+    def update_summary(self, **fields: object) -> None:
+        self.summary.update(fields)
+
+
+def test_the_select_node_keeps_the_incumbent_and_says_why(tmp_path: Path) -> None:
+    human = {"round": 0, "idx": 0, "fitness": 493.9, "status": "trained"}
+    lucky = {"round": 2, "idx": 0, "fitness": 500.0, "status": "trained"}
+    rows = [human, {"fitness": 153.4}, lucky]
+    messages: list[str] = []
+    ctx = SimpleNamespace(
+        run=_FakeRun(rows, tmp_path),
+        reporter=SimpleNamespace(message=messages.append, best=lambda summary: None),
+        config=SimpleNamespace(fitness_target=None, round_retries=2, rounds=3),
+        budget=None,
+    )
+    state = {"round": 2, "attempt": 0, "candidates": [lucky], "best": human}
+    update = select(state, SimpleNamespace(context=ctx))  # type: ignore[arg-type]
+    assert update["best"] is human
+    assert update["history"][0]["round_best"] == "r02c00"
+    assert update["history"][0]["best"] == "r00c00"
+    assert len(messages) == 1 and "r02c00 (500) is within the noise margin" in messages[0]
+    assert ctx.run.summary["best_candidate"] == "r00c00"
