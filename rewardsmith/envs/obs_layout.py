@@ -46,7 +46,7 @@ class ObservationLayout:
             raise ValueError(f"sources must name each of {schema.names} once, got {list(by_field)}")
         self.size = schema.size
         destination, origin = [], []
-        self._info: list[tuple[int, str, int | None, float]] = []
+        self._info: list[tuple[int, FromInfo]] = []
         for name, slot in schema.layout.items():
             source = by_field[name]
             columns = [slot] if isinstance(slot, int) else list(range(slot.start, slot.stop))
@@ -60,18 +60,17 @@ class ObservationLayout:
             else:
                 if not isinstance(slot, int):
                     raise ValueError(f"{name} is a vector field; info values are scalars")
-                self._info.append((slot, source.key, source.fallback_index, source.default))
+                self._info.append((slot, source))
         self._copies = _runs(destination, origin)
         self._by_field = {name: _compiled(by_field[name]) for name in schema.names}
-        self._info_columns = [(column, key) for column, key, *_ in self._info]
 
     def row(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         """One environment's flat state vector."""
         row = np.empty(self.size)
         for destination, origin in self._copies:
             row[destination] = obs[origin]
-        for column, key, fallback, default in self._info:
-            row[column] = info.get(key, default if fallback is None else obs[fallback])
+        for column, source in self._info:
+            row[column] = _info_value(source, info, obs)
         return row
 
     def fields(self, obs: np.ndarray, infos: Sequence[dict[str, Any]]) -> ObservedFields:
@@ -103,14 +102,17 @@ class ObservedFields:
         try:  # after a step every info normally has the key
             return np.array([info[key] for info in self._infos], dtype=np.float64)
         except KeyError:  # after a reset it may not: the fallback stands in
-            obs, fallback, default = self._obs, source.fallback_index, source.default
             return np.array(
-                [
-                    info[key] if key in info else default if fallback is None else obs[i, fallback]
-                    for i, info in enumerate(self._infos)
-                ],
+                [_info_value(source, info, self._obs[i]) for i, info in enumerate(self._infos)],
                 dtype=np.float64,
             )
+
+
+def _info_value(source: FromInfo, info: dict[str, Any], obs: np.ndarray) -> Any:
+    """One environment's info value, else its observation entry `fallback_index`, else default."""
+    if source.key in info:
+        return info[source.key]
+    return source.default if source.fallback_index is None else obs[source.fallback_index]
 
 
 def _compiled(source: FromObs | FromInfo) -> slice | list[int] | int | FromInfo:
