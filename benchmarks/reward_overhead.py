@@ -1,14 +1,18 @@
 """What applying a contract reward costs: env steps/s raw vs with the task's human reward.
 
-For every built-in task and N in (1, 8) it times two vectorised environments side by side:
+For every built-in task and N in (1, 8) it times three vectorised environments side by side:
 
 - raw: `DummyVecEnv` of N `gym.make` environments, no wrappers of ours;
-- contract: the same with `StateFieldsWrapper` (named state fields every step) and
-  `ContractRewardVecEnv` running the task's human reward in contract form, checked every step.
+- contract: the training path, as the worker runs it: named state fields and
+  `ContractRewardVecEnv`, with the task's human reward in contract form running in its own
+  confined reward process (`RewardProcess`), one exchange per vectorised step;
+- in-process: the same reward called in this process (`InProcessReward`), for reference: what
+  the exchange with the reward process adds on top of computing the reward at all.
 
-Both step through the same pre-sampled random actions (sampling is not timed). Blocks of steps
-alternate raw / contract / raw / ... so that load from other processes hits both alike; the
-overhead is the median over rounds of (contract time / raw time - 1). Run:
+All step through the same pre-sampled random actions (sampling is not timed). Blocks of steps
+alternate between the arms so that load from other processes hits them alike; the overhead is
+the median over rounds of (contract time / raw time - 1), where time is the CPU time of this
+process plus that of the reward process (the work the step costs, wherever it runs). Run:
 
     .venv/bin/python benchmarks/reward_overhead.py [--tasks cartpole,halfcheetah] [--rounds 7]
 
@@ -37,7 +41,8 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 from rewardsmith.envs import list_tasks, load_task
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.reward.loader import load_reward
-from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv, make_vec_env
+from rewardsmith.sandbox.reward_process import RewardProcess
+from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv, InProcessReward, make_vec_env
 
 RESULTS = Path(__file__).parent / "results"
 MUJOCO = ("halfcheetah", "hopper", "walker2d", "ant", "humanoid")
@@ -50,7 +55,9 @@ class Row:
     n_envs: int
     raw_steps_per_s: float
     contract_steps_per_s: float
+    in_process_steps_per_s: float
     overhead: float  # median over rounds of contract time / raw time - 1
+    in_process_overhead: float
     overhead_min: float
     overhead_max: float
     block_steps: int  # vectorised steps per timed block (x n_envs env steps)
@@ -63,22 +70,48 @@ def raw_env(adapter: TaskAdapter, n_envs: int, seed: int) -> DummyVecEnv:
     return venv
 
 
-def contract_env(adapter: TaskAdapter, n_envs: int, seed: int, reward_dir: Path) -> VecEnv:
+def in_process_env(adapter: TaskAdapter, n_envs: int, seed: int, reward_dir: Path) -> VecEnv:
     path = reward_dir / f"{adapter.id}_human.py"
     path.write_text(adapter.reward_source("human") or "")
-    return ContractRewardVecEnv(make_vec_env(adapter, n_envs, seed), load_reward(path), str(path))
+    reward = InProcessReward(load_reward(path), str(path))
+    return ContractRewardVecEnv(make_vec_env(adapter, n_envs, seed), reward)
 
 
-def time_block(venv: VecEnv, actions: np.ndarray) -> float:
-    """CPU seconds of this process for len(actions) vectorised steps (auto-resets included).
+def contract_env(adapter: TaskAdapter, n_envs: int, seed: int) -> tuple[VecEnv, RewardProcess]:
+    source = adapter.reward_source("human") or ""
+    reward = RewardProcess(source, "reward.py", adapter.schema.names)
+    return ContractRewardVecEnv(make_vec_env(adapter, n_envs, seed), reward), reward
 
-    Process CPU time rather than wall time: the machines are shared, and CPU time counts only
-    the work this process did, so other jobs' load barely moves the ratio.
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds used so far by process `pid` and all its descendants (read from /proc)."""
+    total, stack = 0.0, [pid]
+    tick = os.sysconf("SC_CLK_TCK")
+    while stack:
+        current = stack.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+        stack += [int(c) for c in children]
+    return total
+
+
+def time_block(venv: VecEnv, actions: np.ndarray, helper: int | None = None) -> float:
+    """CPU seconds of this process (and of the reward process `helper`) for len(actions)
+    vectorised steps (auto-resets included).
+
+    CPU time rather than wall time: the machines are shared, and CPU time counts only the work
+    these processes did, so other jobs' load barely moves the ratio.
     """
+    helper_start = tree_cpu_s(helper) if helper else 0.0
     start = time.process_time()
     for action in actions:
         venv.step(action)
-    return time.process_time() - start
+    spent = time.process_time() - start
+    return spent + (tree_cpu_s(helper) - helper_start if helper else 0.0)
 
 
 def sample_actions(space: gym.Space[Any], n_envs: int, steps: int, seed: int) -> np.ndarray:
@@ -89,35 +122,46 @@ def sample_actions(space: gym.Space[Any], n_envs: int, steps: int, seed: int) ->
 def measure(
     adapter: TaskAdapter, n_envs: int, rounds: int, block_s: float, reward_dir: Path
 ) -> Row:
+    contract, reward = contract_env(adapter, n_envs, 0)
     envs = {
         "raw": raw_env(adapter, n_envs, 0),
-        "contract": contract_env(adapter, n_envs, 0, reward_dir),
+        "contract": contract,
+        "in_process": in_process_env(adapter, n_envs, 0, reward_dir),
     }
+    helpers = {"contract": reward.process.pid}
     for venv in envs.values():
         venv.reset()
     # Size blocks from a warm-up so each takes about block_s on the raw environment.
     probe = sample_actions(envs["raw"].action_space, n_envs, 50, 1)
     time_block(envs["contract"], probe)
+    time_block(envs["in_process"], probe)
     per_step = time_block(envs["raw"], probe) / len(probe)
-    block = max(50, int(block_s / per_step))
+    # Long enough blocks that /proc's 10 ms clock ticks for the reward process do not matter.
+    block = max(200, int(block_s / per_step))
     actions = sample_actions(envs["raw"].action_space, n_envs, block, 2)
-    times: dict[str, list[float]] = {"raw": [], "contract": []}
+    times: dict[str, list[float]] = {name: [] for name in envs}
+    names = list(envs)
     for r in range(rounds):
-        order = ("raw", "contract") if r % 2 == 0 else ("contract", "raw")
-        for name in order:
-            times[name].append(time_block(envs[name], actions))
+        for name in names[r % 3 :] + names[: r % 3]:
+            times[name].append(time_block(envs[name], actions, helpers.get(name)))
     for venv in envs.values():
         venv.close()
-    ratios = [c / r for c, r in zip(times["contract"], times["raw"], strict=True)]
+    reward.close()
+
+    def ratios(arm: str) -> list[float]:
+        return [c / r for c, r in zip(times[arm], times["raw"], strict=True)]
+
     env_steps = block * n_envs
     return Row(
         task=adapter.id,
         n_envs=n_envs,
         raw_steps_per_s=env_steps / statistics.median(times["raw"]),
         contract_steps_per_s=env_steps / statistics.median(times["contract"]),
-        overhead=statistics.median(ratios) - 1.0,
-        overhead_min=min(ratios) - 1.0,
-        overhead_max=max(ratios) - 1.0,
+        in_process_steps_per_s=env_steps / statistics.median(times["in_process"]),
+        overhead=statistics.median(ratios("contract")) - 1.0,
+        in_process_overhead=statistics.median(ratios("in_process")) - 1.0,
+        overhead_min=min(ratios("contract")) - 1.0,
+        overhead_max=max(ratios("contract")) - 1.0,
         block_steps=block,
         rounds=rounds,
     )
@@ -133,8 +177,8 @@ def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
         f"~{meta['block_s']} s blocks; overhead = median of (contract time / raw time - 1), "
         "range in brackets.",
         "",
-        "| task | N | raw steps/s | contract steps/s | ratio | overhead |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| task | N | raw steps/s | contract steps/s | ratio | overhead | in-process overhead |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         ratio = row.contract_steps_per_s / row.raw_steps_per_s
@@ -143,7 +187,7 @@ def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
         lines.append(
             f"| {row.task} | {row.n_envs} | {row.raw_steps_per_s:,.0f} "
             f"| {row.contract_steps_per_s:,.0f} | {ratio:.2f} "
-            f"| {row.overhead:+.1%} {spread}{flag} |"
+            f"| {row.overhead:+.1%} {spread}{flag} | {row.in_process_overhead:+.1%} |"
         )
     mujoco_n8 = [r for r in rows if r.task in MUJOCO and r.n_envs == 8]
     if mujoco_n8:
@@ -177,7 +221,8 @@ def main() -> int:
                 rows.append(row)
                 print(
                     f"{row.task:24s} N={row.n_envs}  raw {row.raw_steps_per_s:9,.0f}/s  "
-                    f"contract {row.contract_steps_per_s:9,.0f}/s  overhead {row.overhead:+.1%}",
+                    f"contract {row.contract_steps_per_s:9,.0f}/s  overhead {row.overhead:+.1%} "
+                    f"(in-process {row.in_process_overhead:+.1%})",
                     flush=True,
                 )
     meta = {

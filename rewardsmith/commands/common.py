@@ -11,6 +11,9 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
+
+from rewardsmith.commands.text import untrusted
 
 console = Console(log_path=False)
 err_console = Console(stderr=True)
@@ -30,10 +33,15 @@ JsonOption = Annotated[
 
 
 def fail(message: str, hint: str | None = None, code: int = 1) -> NoReturn:
-    """Print one clear error line (and a hint) and exit; never a traceback."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    """Print one clear error line (and a hint) and exit; never a traceback.
+
+    Both are plain text: they often carry a reward's own error message (see `text.py`).
+    """
+    err_console.print(
+        Text.assemble(("error:", "bold red"), " ", untrusted(message)), highlight=False
+    )
     if hint:
-        err_console.print(f"[dim]{hint}[/]", highlight=False)
+        err_console.print(untrusted(hint, "dim"), highlight=False)
     raise typer.Exit(code)
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from rewardsmith.commands.common import JsonOption, console, fail, print_json
+from rewardsmith.commands.text import plain
 
 
 def doctor(
@@ -23,6 +25,10 @@ def doctor(
     live: Annotated[
         bool, typer.Option("--live/--no-live", help="Start a probe worker in each usable backend.")
     ] = True,
+    sweep: Annotated[
+        bool,
+        typer.Option("--sweep", help="Remove stale worker containers (of runs that died)."),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """List the sandbox backends: usable or not (and why), their isolation, and a live check."""
@@ -33,7 +39,7 @@ def doctor(
         process_status,
     )
     from rewardsmith.sandbox.docker_backend import DockerSandbox
-    from rewardsmith.sandbox.executor import ProcessSandbox
+    from rewardsmith.sandbox.executor import ProcessSandbox, SandboxUnavailable
 
     if build_image:
         from rewardsmith.sandbox.docker.image import IMAGE
@@ -56,9 +62,16 @@ def doctor(
         for status in statuses:
             if status.usable:
                 status.live = live_check(sandboxes[status.name]())
-    auto = choose_sandbox("auto").sandbox.name
+    try:
+        auto, refusal = choose_sandbox("auto").sandbox.name, None
+    except SandboxUnavailable as exc:
+        auto, refusal = "refuses", str(exc)
+    stale, swept = _stale_containers(sweep)
     if as_json:
-        print_json({"backends": [s.to_dict() for s in statuses], "auto": auto})
+        print_json(
+            {"backends": [s.to_dict() for s in statuses], "auto": auto}
+            | {"stale_containers": stale, "swept_containers": swept}
+        )
         return
     for status in statuses:
         table = Table(
@@ -74,20 +87,54 @@ def doctor(
         if status.live is not None:
             table.add_row("live check", _describe_live(status.live))
         console.print(table)
-    console.print(f"--sandbox auto uses [bold]{auto}[/] here.")
+    if refusal:
+        console.print(f"--sandbox auto [red]refuses[/] here: {escape(refusal)}")
+    else:
+        console.print(f"--sandbox auto uses [bold]{auto}[/] here.")
+    _print_stale(stale, swept)
+
+
+def _stale_containers(sweep: bool) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
+    """Worker containers no live orchestrator will remove (None: no engine), and those swept."""
+    from rewardsmith.sandbox.docker_backend import stale_containers, sweep_stale_containers
+
+    swept = [c.to_dict() for c in sweep_stale_containers()] if sweep else []
+    stale = stale_containers()
+    return (None if stale is None else [c.to_dict() for c in stale]), swept
+
+
+def _print_stale(stale: list[dict[str, Any]] | None, swept: list[dict[str, Any]]) -> None:
+    for c in swept:
+        line = f"removed stale container {c['id'][:12]} (run {c['run'] or '?'})"
+        console.print(plain(line), markup=False, highlight=False)
+    if not stale:
+        return
+    console.print(f"[yellow]{len(stale)} stale worker container(s)[/] (orchestrator gone):")
+    for c in stale:
+        line = f"  {c['id'][:12]}  run {c['run'] or '?'}  {c['state']}: {c['reason']}"
+        console.print(plain(line), markup=False, highlight=False)
+    console.print(
+        "remove them with `rewardsmith doctor --sweep`; the next run or train with the Docker "
+        "sandbox sweeps them too.",
+        markup=False,
+    )
 
 
 def _describe_live(live: dict[str, Any]) -> str:
     if not live.get("ok"):
-        return f"[red]FAILED[/] after {live.get('start_s')} s: {live.get('error', '')}"
+        error = escape(plain(live.get("error", "")))  # the probe's output: plain text
+        return f"[red]FAILED[/] after {live.get('start_s')} s: {error}"
     writable = "[red]root writable[/]" if live["root_writable"] else "root read-only"
     caps = (
         "no capabilities"
         if set(str(live["capabilities"])) <= {"0"}
         else f"[red]capabilities {live['capabilities']}[/]"
     )
+    listable = live.get("host_dirs_listable", [])
+    host = f"[red]can list {', '.join(listable)}[/]" if listable else "host dirs unreadable"
+    tcp = "TCP socket opens (no route out)" if live.get("tcp_socket") else "TCP socket refused"
     return (
         f"ok in {live['start_s']} s: uid {live['uid']}, {caps}, "
         f"interfaces {', '.join(live['interfaces'])}, "
-        f"{writable}, {len(live['environment'])} environment variables"
+        f"{writable}, {host}, {tcp}, {len(live['environment'])} environment variables"
     )

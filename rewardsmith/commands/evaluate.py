@@ -10,6 +10,7 @@ from rich.table import Table
 
 from rewardsmith.commands.common import JsonOption, console, fail, print_json
 from rewardsmith.commands.run import RunsDirOption
+from rewardsmith.commands.text import untrusted
 
 
 def evaluate(
@@ -21,12 +22,19 @@ def evaluate(
     as_json: JsonOption = False,
 ) -> None:
     """Report the human-normalised score of a run's best reward; seeds already trained are reused."""
+    from rewardsmith.commands.signals import exit_code, stop_on_signals
     from rewardsmith.eureka_loop.reporter import NullReporter
     from rewardsmith.eureka_loop.runner import evaluate_run
     from rewardsmith.runs.schema import RunStoreError
 
     try:
-        report = evaluate_run(run_id, runs_dir, seeds, NullReporter() if as_json else _Printer())
+        with stop_on_signals():  # SIGTERM and SIGHUP stop it as Ctrl-C does
+            report = evaluate_run(
+                run_id, runs_dir, seeds, NullReporter() if as_json else _Printer()
+            )
+    except KeyboardInterrupt:
+        console.print("\ninterrupted. Run it again to continue: seeds already trained are reused.")
+        raise typer.Exit(exit_code()) from None
     except (RunStoreError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     if as_json:
@@ -61,7 +69,9 @@ class _Printer:
         from rewardsmith.eureka_loop.evaluation import eval_label
 
         if status in ("trained", "failed"):
-            console.log(f"{eval_label(idx)} {status}" + (f": {detail}" if detail else ""))
+            console.log(
+                untrusted(f"{eval_label(idx)} {status}" + (f": {detail}" if detail else ""))
+            )
 
     def progress(self, round: int, idx: int, done: int, total: int) -> None:
         pass
@@ -73,4 +83,4 @@ class _Printer:
         pass
 
     def message(self, text: str) -> None:
-        console.log(text)
+        console.log(untrusted(text))

@@ -9,9 +9,11 @@ from typing import Annotated
 import typer
 from rich.rule import Rule
 from rich.syntax import Syntax
+from rich.text import Text
 
 from rewardsmith.commands.common import console, fail
 from rewardsmith.commands.runs_list import RunArgument, RunsDirOption, fmt, load, run_errors
+from rewardsmith.commands.text import plain, untrusted
 from rewardsmith.runs.views import CandidateView, RunView
 
 
@@ -35,9 +37,14 @@ def inspect(
     view = load(run, runs_dir)
     chosen = pick(view, round, candidate)
     console.print(
-        f"[bold]{chosen.key}[/] of run {view.run_id}: {chosen.fate}"
-        + (f", fitness {fmt(chosen.fitness)}" if chosen.fitness is not None else "")
-        + (" (the run's best)" if chosen.is_best else ""),
+        Text.assemble(
+            (chosen.key, "bold"),
+            untrusted(
+                f" of run {view.run_id}: {chosen.fate}"
+                + (f", fitness {fmt(chosen.fitness)}" if chosen.fitness is not None else "")
+                + (" (the run's best)" if chosen.is_best else "")
+            ),
+        ),
         highlight=False,
     )
     if prompt:
@@ -86,7 +93,7 @@ def print_prompt(c: CandidateView) -> None:
     console.print(Rule(f"prompt {recorded.get('prompt_hash', '?')}", style="dim"))
     for message in recorded.get("messages", []):
         console.print(Rule(str(message.get("role", "?")), style="cyan", align="left"))
-        console.out(str(message.get("content", "")), highlight=False)
+        console.out(plain(message.get("content", "")), highlight=False)
 
 
 def print_response(c: CandidateView) -> None:
@@ -94,7 +101,7 @@ def print_response(c: CandidateView) -> None:
     if reply is None:
         fail(f"{c.key} has no recorded reply (response.md is missing)")
     console.print(Rule("raw reply", style="dim"))
-    console.out(reply, highlight=False)
+    console.out(plain(reply), highlight=False)
 
 
 def print_diff(view: RunView, c: CandidateView) -> None:
@@ -122,7 +129,12 @@ def print_diff(view: RunView, c: CandidateView) -> None:
 
 
 def print_source(text: str, lexer: str) -> None:
-    """Highlighted with line numbers in a terminal; as is when piped, so it can be saved."""
+    """Highlighted with line numbers in a terminal; as is when piped, so it can be saved.
+
+    Either way control characters are shown escaped (the code is the LLM's); Syntax does not
+    parse markup. `rewardsmith export` writes the code byte for byte.
+    """
+    text = plain(text)
     if console.is_terminal:
         console.print(Syntax(text, lexer, line_numbers=lexer == "python", word_wrap=True))
     else:

@@ -10,6 +10,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from rewardsmith.commands.text import untrusted
 from rewardsmith.eureka_loop.evaluation import eval_label
 
 _STYLES = {
@@ -63,7 +64,9 @@ class LiveReporter:
                     continue
                 label = f"r{r:02d}c{i:02d}" if r >= 0 else eval_label(i)
                 table.add_row(
-                    label, Text(row["status"], style=_STYLES.get(row["status"], "")), row["detail"]
+                    label,
+                    Text(row["status"], style=_STYLES.get(row["status"], "")),
+                    untrusted(row["detail"]),  # an error message from reward code: plain text
                 )
             return Group(header, table)
 
@@ -76,7 +79,7 @@ class LiveReporter:
             self.rows[(round, idx)] = {"status": status, "detail": detail}
         if status in ("rejected", "trained", "failed"):
             label = f"r{round:02d}c{idx:02d}" if round >= 0 else eval_label(idx)
-            self.console.log(f"{label} {status}" + (f": {detail}" if detail else ""))
+            self.console.log(untrusted(f"{label} {status}" + (f": {detail}" if detail else "")))
 
     def progress(self, round: int, idx: int, done: int, total: int) -> None:
         bar_width = 20
@@ -96,4 +99,4 @@ class LiveReporter:
             self.spend_text = f"{tokens:,} tokens, ${usd:.4f}"
 
     def message(self, text: str) -> None:
-        self.console.log(text)
+        self.console.log(untrusted(text))

@@ -16,6 +16,7 @@ from rewardsmith.commands.common import JsonOption, console, fail, print_json
 from rewardsmith.commands.inspect_cmd import print_source
 from rewardsmith.commands.runs_list import RunArgument, RunsDirOption, fmt, load, run_errors
 from rewardsmith.commands.show import fate_text, print_header, print_reflection
+from rewardsmith.commands.text import untrusted
 from rewardsmith.runs.views import RoundView, RunView, sparkline
 
 if TYPE_CHECKING:
@@ -135,10 +136,11 @@ def _rerun(
     as_json: bool,
 ) -> None:
     from rewardsmith.commands.live import LiveReporter
+    from rewardsmith.commands.signals import stop_on_signals
     from rewardsmith.eureka_loop.reporter import NullReporter
     from rewardsmith.runs.replay import rerun
 
-    with run_errors():
+    with run_errors(), stop_on_signals():  # SIGTERM and SIGHUP stop it as Ctrl-C does
         if as_json:
             result = rerun(
                 run, runs_dir, seed=seed, rounds=rounds, evaluate=evaluate, reporter=NullReporter()
@@ -173,14 +175,17 @@ def print_replay_result(result: ReplayResult) -> None:
             groups.setdefault((check.recorded_hash, check.replayed_hash), []).append(check)
         for checks in groups.values():
             keys = ", ".join(c.key for c in checks)
-            console.print(f"  {keys}: differs at {checks[0].where}", highlight=False)
+            console.print(untrusted(f"  {keys}: differs at {checks[0].where}"), highlight=False)
             for line in checks[0].diff:
                 style = (
                     "red" if line.startswith("-") else "green" if line.startswith("+") else "dim"
                 )
-                console.print(Text(f"    {line}", style=style))
+                console.print(untrusted(f"    {line}", style))  # prompt text: reward errors
     if result.diverged:
-        console.print(f"[red]the rerun stopped early:[/] {result.diverged}", highlight=False)
+        stopped = Text.assemble(
+            ("the rerun stopped early:", "red"), " ", untrusted(result.diverged)
+        )
+        console.print(stopped, highlight=False)
     table = Table(title="Candidates: source run -> rerun", title_justify="left")
     for column in ("candidate", "source", "rerun", "fitness (source)", "fitness (rerun)", "same"):
         table.add_column(column, justify="right" if "fitness" in column else "left")

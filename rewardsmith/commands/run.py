@@ -8,8 +8,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from rewardsmith.commands.common import JsonOption, TaskFileOption, console, fail, print_json
+from rewardsmith.commands.text import untrusted
 from rewardsmith.eureka_loop.state import DEFAULT_PREFERENCE_THRESHOLD
 
 RunsDirOption = Annotated[
@@ -71,10 +73,8 @@ def _print_result(result: dict[str, Any]) -> None:
             )
         )
     for suspect in result.get("reward_hacking_suspects") or []:
-        console.print(
-            f"[bold yellow]{suspect['flag']}[/] {suspect['candidate']}: "
-            + "; ".join(suspect["reasons"])
-        )
+        reasons = f" {suspect['candidate']}: " + "; ".join(suspect["reasons"])
+        console.print(Text.assemble((suspect["flag"], "bold yellow"), untrusted(reasons)))
 
 
 def _score_meaning(result: dict[str, Any]) -> str:
@@ -99,6 +99,7 @@ def _fmt(value: float | None) -> str:
 
 def _execute(action: Any, as_json: bool, runs_dir: Path) -> None:
     from rewardsmith.commands.live import LiveReporter
+    from rewardsmith.commands.signals import exit_code, stop_on_signals
     from rewardsmith.envs.registry import TaskNotFoundError
     from rewardsmith.eureka_loop.llm import LLMError
     from rewardsmith.eureka_loop.reporter import NullReporter
@@ -106,16 +107,17 @@ def _execute(action: Any, as_json: bool, runs_dir: Path) -> None:
 
     reporter: Any = NullReporter() if as_json else LiveReporter(console)
     try:
-        if as_json:
-            result = action(reporter)
-        else:
-            with reporter:
+        with stop_on_signals():  # SIGTERM and SIGHUP stop it as Ctrl-C does
+            if as_json:
                 result = action(reporter)
+            else:
+                with reporter:
+                    result = action(reporter)
     except KeyboardInterrupt:
         console.print(
             f"\n[yellow]interrupted.[/] Continue with: rewardsmith resume RUN_ID --runs-dir {runs_dir} (see `rewardsmith runs`)"
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(exit_code()) from None
     except (LLMError, RunStoreError, TaskNotFoundError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     except Exception as exc:  # an infrastructure failure: the run is kept and can be resumed
@@ -205,7 +207,7 @@ def run(
         ),
     ] = False,
     algo: Annotated[str | None, typer.Option(help="ppo or sac (default: the task's).")] = None,
-    sandbox: Annotated[str, typer.Option(help="auto, process or docker.")] = "auto",
+    sandbox: Annotated[str, typer.Option(help="auto, process, docker or none.")] = "auto",
     as_json: JsonOption = False,
 ) -> None:
     """Evolve reward functions for a task: design, critique, train, analyze, select; then evaluate."""

@@ -12,6 +12,7 @@ import typer
 from rich.text import Text
 
 from rewardsmith.commands.common import JsonOption, console, fail, print_json
+from rewardsmith.commands.text import plain
 
 if TYPE_CHECKING:
     from rewardsmith.runs.views import RunView
@@ -95,7 +96,7 @@ def runs(
     console.print(f"[bold]{line(header)}[/]", highlight=False, soft_wrap=True)
     styles = {"finished": "green", "running": "yellow", "interrupted": "yellow", "failed": "red"}
     for row, summary in zip(rows, summaries, strict=True):
-        text = Text(line(row))
+        text = Text(plain(line(row)))
         text.stylize(styles[summary.status], len(text) - len(summary.status))
         console.print(text, highlight=False, soft_wrap=True)  # one line per run, even when piped
     console.print(

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from rewardsmith.commands.common import JsonOption, console, print_json
 from rewardsmith.commands.runs_list import RunArgument, RunsDirOption, fmt, load
+from rewardsmith.commands.text import plain, untrusted
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
 
 STATUS_STYLES = {"trained": "green", "rejected": "red", "failed": "red", "designed": "yellow"}
@@ -60,7 +61,7 @@ def print_header(view: RunView) -> None:
         highlight=False,
     )
     if error := view.info.get("error"):
-        console.print(f"[red]error:[/] {error}", highlight=False)
+        console.print(Text.assemble(("error:", "red"), " ", untrusted(error)), highlight=False)
     best = view.best
     if best is None:
         console.print("best: no candidate trained")
@@ -105,10 +106,13 @@ def print_round(round_view: RoundView) -> None:
 
 
 def fate_text(c: CandidateView) -> Text:
-    """The fate with its colour, and stars for the round's best and the run's best."""
-    text = Text(c.fate, style=STATUS_STYLES.get(c.status, ""))
+    """The fate with its colour, and stars for the round's best and the run's best.
+
+    The fate carries the reward's own error message: plain text (see `text.py`).
+    """
+    text = untrusted(c.fate, STATUS_STYLES.get(c.status, ""))
     for reason in c.hacking_reasons():
-        text.append(f"  likely reward hacking: {reason}", style="bold yellow")
+        text.append(plain(f"  likely reward hacking: {reason}"), style="bold yellow")
     if c.is_round_best:
         text.append("  ★ round best", style="bold")
     if c.is_best:
@@ -133,4 +137,4 @@ def print_reflection(
         return
     console.print(f"{title}:", style="bold", highlight=False)
     for line in reflection.without_code().splitlines():
-        console.print(Text(f"  {line}"), highlight=False, soft_wrap=True)
+        console.print(untrusted(f"  {line}"), highlight=False, soft_wrap=True)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from rewardsmith.commands.common import (
     JsonOption,
@@ -18,6 +19,8 @@ from rewardsmith.commands.common import (
     print_json,
     user_errors,
 )
+from rewardsmith.commands.signals import exit_code, stop_on_signals
+from rewardsmith.commands.text import untrusted
 
 
 def resolve_reward(adapter: Any, reward: str) -> tuple[str | None, str]:
@@ -42,8 +45,10 @@ def resolve_reward(adapter: Any, reward: str) -> tuple[str | None, str]:
 def checkpoint_table(checkpoints: list[dict[str, Any]]) -> Table:
     names = sorted({name for c in checkpoints for name in c.get("components", {})})
     table = Table(title="Checkpoints (evaluation episodes; components are per-episode sums)")
-    for column in ("step", "fitness", "success", "length", "reward", *names):
+    for column in ("step", "fitness", "success", "length", "reward"):
         table.add_column(column, justify="right")
+    for name in names:  # the reward's own component names: plain text
+        table.add_column(untrusted(name), justify="right")
     for c in checkpoints:
         success = "-" if c.get("success_rate") is None else f"{c['success_rate']:.0%}"
         row = [
@@ -71,7 +76,7 @@ def train(
     out: Annotated[
         Path | None, typer.Option(help="Where to keep the job (default: runs/train/<task>-<time>).")
     ] = None,
-    sandbox: Annotated[str, typer.Option(help="auto, process or docker.")] = "auto",
+    sandbox: Annotated[str, typer.Option(help="auto, process, docker or none.")] = "auto",
     timeout: Annotated[
         float, typer.Option(help="Wall-clock limit for training, in seconds.")
     ] = 3600.0,
@@ -93,7 +98,13 @@ def train(
         source, label = resolve_reward(adapter, reward)
         if source is not None:
             check_source(source)  # static errors are reported before any sandbox starts
-        chosen = choose_sandbox(sandbox)
+        run_id = f"train-{adapter.id}-{time.strftime('%Y%m%d-%H%M%S')}"
+        chosen = choose_sandbox(sandbox, run_id=run_id)
+    if chosen.sandbox.name == "docker":
+        from rewardsmith.sandbox.docker_backend import sweep_message
+
+        if (swept := sweep_message()) and not as_json:
+            console.print(untrusted(swept), highlight=False)
     job = make_job(adapter, steps=steps, seed=seed, algo=algo)
     if out is None:
         out = claim_fresh_dir(
@@ -107,9 +118,16 @@ def train(
     out = out.resolve()
     if not as_json:
         console.print(
-            f"Training [bold]{adapter.id}[/] on {label}: {job.algo.upper()}, {job.steps:,} steps, seed {seed}, sandbox: {chosen.describe()}"
+            Text.assemble(
+                "Training ",
+                untrusted(adapter.id, "bold"),
+                untrusted(
+                    f" on {label}: {job.algo.upper()}, {job.steps:,} steps, seed {seed}, "
+                    f"sandbox: {chosen.describe()}"
+                ),
+            )
         )
-    with Progress(
+    progress = Progress(
         TextColumn("[bold]training"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -117,17 +135,22 @@ def train(
         console=console,
         disable=as_json,
         transient=False,
-    ) as progress:
-        bar = progress.add_task("train", total=job.steps)
-        outcome = train_reward(
-            adapter,
-            job,
-            source,
-            out,
-            chosen.sandbox,
-            Limits(wall_s=timeout),
-            on_progress=lambda done, total: progress.update(bar, completed=min(done, total)),
-        )
+    )
+    try:
+        with stop_on_signals(), progress:  # SIGTERM and SIGHUP stop it as Ctrl-C does
+            bar = progress.add_task("train", total=job.steps)
+            outcome = train_reward(
+                adapter,
+                job,
+                source,
+                out,
+                chosen.sandbox,
+                Limits(wall_s=timeout),
+                on_progress=lambda done, total: progress.update(bar, completed=min(done, total)),
+            )
+    except KeyboardInterrupt:
+        console.print(untrusted(f"\ninterrupted; the sandbox was stopped. The job so far: {out}"))
+        raise typer.Exit(exit_code()) from None
     result = {"task": adapter.id, "reward": label, **outcome.to_dict(), "candidate_dir": str(out)}
     if as_json:
         print_json(result)

@@ -44,7 +44,8 @@ from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMUnavailableError
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
 from rewardsmith.sandbox import job as job_files
-from rewardsmith.sandbox.trajectories import load_episodes
+from rewardsmith.sandbox.records import read_trajectories
+from rewardsmith.sandbox.worker_files import WorkerFileError
 
 NEAR_ZERO_SUCCESS = 0.05
 FLAT_RELATIVE_RANGE = 0.05
@@ -391,8 +392,10 @@ def analyze_candidate(
     has_success = ctx.adapter.has_success
     checkpoints = outcome.get("checkpoints", [])
     analysis: dict[str, Any] = {"component_trends": component_trends(checkpoints)}
-    trajectories = cand_dir / "eval" / job_files.TRAJECTORIES_FILE
-    own = load_episodes(trajectories) if trajectories.exists() else []
+    try:  # written by the sandboxed evaluator: read as a worker file, checked
+        own = read_trajectories(cand_dir / "eval", job_files.TRAJECTORIES_FILE)
+    except WorkerFileError:
+        own = []
     if own:
         analysis["endings"] = ending_stats(own, reference or field_stats(own), has_success)
         analysis["comparison"] = compare_groups(own, bank_records, has_success)

@@ -24,8 +24,10 @@ import gymnasium as gym
 import numpy as np
 
 from rewardsmith.envs.adapter import Episode, TaskAdapter
+from rewardsmith.sandbox.records import read_trajectories
 from rewardsmith.sandbox.rollout import Policy, random_policy, rollout_episodes
 from rewardsmith.sandbox.trajectories import load_episodes, save_episodes
+from rewardsmith.sandbox.worker_files import WorkerFileError
 
 BANK_DIR = "bank"
 BANK_FILE = "bank.npz"
@@ -169,10 +171,15 @@ class TrajectoryBank:
         return len(merged)
 
     def add_file(self, trajectories: Path, source: str) -> int:
-        """Add a trained policy's evaluation episodes (`eval/trajectories.npz`)."""
-        if self.has(source) or not trajectories.exists():
+        """Add a trained policy's evaluation episodes (`eval/trajectories.npz`). A sandboxed
+        program wrote that file: it is read as one (`read_trajectories`), and skipped if bad."""
+        if self.has(source):
             return self.info().size
-        return self.add(load_episodes(trajectories), source)
+        try:
+            records = read_trajectories(trajectories.parent, trajectories.name)
+        except WorkerFileError:
+            return self.info().size
+        return self.add(records, source)
 
     def _keep(self, fitness: list[float], lengths: list[int]) -> list[int]:
         values = np.asarray(fitness, dtype=np.float64)

@@ -79,7 +79,11 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
         return name, outcome
 
     with ThreadPoolExecutor(max_workers=max(1, config.parallel)) as pool:
-        results = list(pool.map(one, jobs))
+        try:
+            results = list(pool.map(one, jobs))
+        except BaseException:
+            ctx.cancel.set()  # Ctrl-C or SIGTERM: stop the sandboxes still running, start none
+            raise
     report: dict[str, Any] = {}
     for name in sources:
         fits = [o["fitness"] for n, o in results if n == name and o["ok"]]

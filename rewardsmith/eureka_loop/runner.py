@@ -53,8 +53,13 @@ def _context(
                 cost_known=bool(row["cost_usd"]),
             )
         )
-    chosen = choose_sandbox(config.sandbox)
+    chosen = choose_sandbox(config.sandbox, run_id=run.run_id)  # labels its containers
     reporter.message(f"designer: {designer.name}; sandbox: {chosen.describe()}")
+    if chosen.sandbox.name == "docker":  # on start and resume: orphans of dead runs go
+        from rewardsmith.sandbox.docker_backend import sweep_message
+
+        if swept := sweep_message():
+            reporter.message(swept)
     states_path = run.path / STATES_FILE
     if not states_path.exists():
         record_states(adapter, states_path, seed=config.seed)

@@ -12,25 +12,47 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.envs.schema import StateBatch
-from rewardsmith.reward.check import check_output
+from rewardsmith.reward.check import check_output, well_formed
+from rewardsmith.reward.describe import describe, message, user_traceback
 from rewardsmith.reward.errors import ErrorCategory, RewardError
-from rewardsmith.reward.loader import user_traceback
 
 _NETWORK_ERRNOS = {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN}
+_ERRNO = OSError.__dict__["errno"]  # OSError's own field: a subclass property cannot stand in
 
 
 def exception_category(exc: BaseException) -> ErrorCategory:
-    """The category of an exception raised inside reward code: most are plain runtime errors."""
-    if isinstance(exc, MemoryError):
+    """The category of an exception raised inside reward code: most are plain runtime errors.
+
+    Judged by the real type (a `__class__` property cannot pose as MemoryError) and never raises.
+    """
+    try:
+        return _category(type(exc), exc)
+    except BaseException:
+        return ErrorCategory.RUNTIME_ERROR
+
+
+def _category(kind: type[BaseException], exc: BaseException) -> ErrorCategory:
+    if issubclass(kind, MemoryError):
         return ErrorCategory.MEMORY_LIMIT
-    no_thread = isinstance(exc, RuntimeError) and "can't start new thread" in str(exc)
-    if isinstance(exc, BlockingIOError) or no_thread:
+    no_thread = issubclass(kind, RuntimeError) and "can't start new thread" in message(exc)
+    if issubclass(kind, BlockingIOError) or no_thread:
         return ErrorCategory.PROCESS_LIMIT
-    if isinstance(exc, ConnectionError | socket.gaierror | socket.herror) or (
-        isinstance(exc, OSError) and exc.errno in _NETWORK_ERRNOS
+    network = (ConnectionError, socket.gaierror, socket.herror)
+    if issubclass(kind, network) or (
+        issubclass(kind, OSError) and _ERRNO.__get__(exc, kind) in _NETWORK_ERRNOS
     ):
         return ErrorCategory.NETWORK_BLOCKED  # the sandbox has no network: only its own `lo`
     return ErrorCategory.RUNTIME_ERROR
+
+
+def reward_error(exc: BaseException, step: int | None, filename: str) -> RewardError:
+    """The RewardError for anything reward code raised: named by its real class, message capped."""
+    return RewardError(
+        exception_category(exc),
+        describe(exc),
+        step=step,
+        traceback=user_traceback(exc, filename),
+    )
 
 
 def call_reward(
@@ -42,15 +64,27 @@ def call_reward(
     filename: str,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """One checked reward call: any exception or contract violation becomes a named RewardError."""
+    return call_reward_batches(
+        reward_fn, StateBatch(state), action, StateBatch(next_state), step, filename
+    )
+
+
+def call_reward_batches(
+    reward_fn: Any,
+    state: StateBatch,
+    action: np.ndarray,
+    next_state: StateBatch,
+    step: int | None,
+    filename: str,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """`call_reward` on state batches already built (e.g. lazily, as the reward process does)."""
     try:
-        result = reward_fn(StateBatch(state), action, StateBatch(next_state))
-    except RewardError:
-        raise
-    except Exception as exc:
-        raise RewardError(
-            exception_category(exc),
-            f"{type(exc).__name__}: {exc}",
-            step=step,
-            traceback=user_traceback(exc, filename),
-        ) from None
-    return check_output(result, len(action), step)
+        result = reward_fn(state, action, next_state)
+    except BaseException as exc:  # whatever the reward raised, KeyboardInterrupt and SystemExit too
+        raise reward_error(exc, step, filename) from None
+    try:
+        return well_formed(result, len(action)) or check_output(result, len(action), step)
+    except BaseException as exc:  # the result's own methods (a hostile tuple or dict) can raise
+        if type(exc) is RewardError:
+            raise
+        raise reward_error(exc, step, filename) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,34 @@ def _as_batch(value: Any, n: int, what: str, step: int | None) -> np.ndarray:
             component=None if what == "total" else what,
         )
     return value.astype(np.float64, copy=False)
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def well_formed(result: Any, n: int) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """`result` itself when it plainly meets the contract, else None (then `check_output` decides).
+
+    The fast path for the common case, taken on every training step: exact float64 `[n]` arrays
+    under string keys, all finite (their sum is finite only if every value is). `check_output`
+    accepts the same results and names the error for any other, so behaviour is the same.
+    """
+    if type(result) is not tuple or len(result) != 2:
+        return None
+    total, parts = result
+    if type(parts) is not dict:
+        return None
+    shape = (n,)
+    arrays = [total, *parts.values()]
+    for values in arrays:
+        if type(values) is not np.ndarray or values.dtype is not _FLOAT64 or values.shape != shape:
+            return None
+    for name in parts:
+        if type(name) is not str:
+            return None
+    if not math.isfinite(np.add.reduce(np.array(arrays), axis=None)):
+        return None
+    return total, parts
 
 
 def check_output(

@@ -24,6 +24,7 @@ class ErrorCategory(StrEnum):
     PROCESS_LIMIT = "process_limit"
     NETWORK_BLOCKED = "network_blocked"
     SANDBOX_DIED = "sandbox_died"
+    BAD_WORKER_OUTPUT = "bad_worker_output"  # a sandboxed program's record broke its schema
     CRASHED = "crashed"
     PREFERENCE_REJECTED = "preference_rejected"
 
@@ -60,8 +61,40 @@ class RewardError(Exception):
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RewardError:
-        fields = {
-            k: data.get(k) for k in ("message", "step", "component", "traceback", "line", "column")
-        }
-        return cls(category=ErrorCategory(data["category"]), **fields)  # type: ignore[arg-type]
+    def from_dict(cls, data: Any) -> RewardError:
+        """Rebuild an error from `to_dict`'s output. The data may come from a sandboxed process:
+        anything malformed raises a `bad_worker_output` RewardError naming the field, nothing else.
+        """
+        if not isinstance(data, dict):
+            raise _malformed(f"is {type(data).__name__}, not an object")
+        try:
+            category = ErrorCategory(str(data.get("category")))
+        except (ValueError, TypeError):
+            raise _malformed(f"has an unknown category {repr(data.get('category'))[:40]}") from None
+        fields: dict[str, Any] = {}
+        for key, cap in _TEXT_CAPS.items():
+            value = data.get(key)
+            if not isinstance(value, str) and (value is not None or key == "message"):
+                raise _malformed(f"has a {key} that is not text")
+            fields[key] = value if value is None else _clip(value, cap, keep_end=key == "traceback")
+        for key in ("step", "line", "column"):
+            value = data.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise _malformed(f"has a {key} that is not an integer")
+            fields[key] = value
+        return cls(category=category, **fields)
+
+
+_TEXT_CAPS = {"message": 4000, "component": 200, "traceback": 20_000}
+
+
+def _malformed(problem: str) -> RewardError:
+    return RewardError(ErrorCategory.BAD_WORKER_OUTPUT, f"the error record {problem}")
+
+
+def _clip(text: str, cap: int, keep_end: bool) -> str:
+    """At most `cap` characters (a traceback keeps its end), always encodable as UTF-8."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    if len(text) <= cap:
+        return text
+    return "…" + text[-cap + 1 :] if keep_end else text[: cap - 1] + "…"

@@ -2,39 +2,39 @@
 
 from __future__ import annotations
 
-import traceback
+import linecache
 import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.reward.describe import describe, user_traceback
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.static import check_source
+
+__all__ = ["RewardFn", "load_reward", "load_reward_source", "user_traceback"]
 
 RewardFn = Callable[[Any, Any, Any], Any]
 
 
-def user_traceback(exc: BaseException, filename: str) -> str:
-    """The traceback restricted to the reward file's own frames, so users see their code only."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
-    lines = traceback.format_list(frames) if frames else []
-    lines += traceback.format_exception_only(type(exc), exc)
-    return "".join(lines).rstrip()
-
-
 def load_reward(path: Path) -> RewardFn:
     """Check and execute the reward module; return its `compute_reward`."""
-    source = path.read_text()
-    filename = str(path)
+    return load_reward_source(path.read_text(), str(path))
+
+
+def load_reward_source(source: str, filename: str) -> RewardFn:
+    """Check and execute reward `source`, shown in tracebacks as `filename`."""
     tree = check_source(source, filename)
+    # Tracebacks show the reward's lines even where its file cannot be read (the reward process).
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     module = types.ModuleType("candidate_reward")
     module.__file__ = filename
     try:
         exec(compile(tree, filename, "exec"), module.__dict__)
-    except Exception as exc:
+    except BaseException as exc:  # any class at all, KeyboardInterrupt and SystemExit included
         raise RewardError(
             ErrorCategory.RUNTIME_ERROR,
-            f"the reward module failed while loading: {type(exc).__name__}: {exc}",
+            f"the reward module failed while loading: {describe(exc)}",
             traceback=user_traceback(exc, filename),
         ) from None
     fn = module.__dict__.get("compute_reward")

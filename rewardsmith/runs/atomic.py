@@ -1,45 +1,23 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of either.
+"""Atomic file writes for the run store: a reader sees the old file or the new one, never half.
 
-Each write goes to a temp file in the target's directory (same filesystem, so the rename is atomic),
-is flushed and fsynced, renamed over the target with `os.replace`, and then the directory is fsynced
-so that the rename itself survives a power cut. A crash before the rename leaves the old file intact
-and at worst a hidden `.<name>.<random>.tmp` file, which the run store never reads.
+The writers are the sandbox package's (`rewardsmith.sandbox.atomic`, which the sandboxed programs
+use too, importing nothing from the run store): a temp file in the target's directory (`O_EXCL`,
+never following a link), flushed and fsynced, renamed over the target with `os.replace`, then the
+directory fsynced so that the rename itself survives a power cut. A crash before the rename leaves
+the old file intact and at worst a hidden `.<name>.<random>.tmp` file, which the run store never
+reads.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import uuid
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
+from rewardsmith.sandbox.atomic import to_json, write_bytes, write_json, write_text
 
-def write_bytes(path: Path, data: bytes) -> None:
-    """Replace `path` with `data`, atomically and durably."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
-
-
-def write_text(path: Path, text: str) -> None:
-    """Replace `path` with UTF-8 `text`, atomically and durably."""
-    write_bytes(path, text.encode("utf-8"))
-
-
-def write_json(path: Path, obj: Any) -> None:
-    """Replace `path` with `obj` as indented JSON; a value that cannot be encoded writes nothing."""
-    write_text(path, to_json(obj, indent=2) + "\n")
+__all__ = ["fsync_dir", "read_json", "to_json", "write_bytes", "write_json", "write_text"]
 
 
 def read_json(path: Path) -> Any:
@@ -47,24 +25,10 @@ def read_json(path: Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def to_json(obj: Any, *, indent: int | None = None) -> str:
-    """JSON text that also takes paths and numpy/torch scalars, common in configs and metrics."""
-    return json.dumps(obj, indent=indent, ensure_ascii=False, default=_plain)
-
-
 def fsync_dir(path: Path) -> None:
     """Flush a directory's entries, so a file just created or renamed in it survives a crash."""
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def _plain(obj: Any) -> Any:
-    if isinstance(obj, PurePath):
-        return str(obj)
-    item = getattr(obj, "item", None)
-    if callable(item) and getattr(obj, "ndim", None) == 0:
-        return item()
-    raise TypeError(f"{type(obj).__name__} is not JSON serializable")

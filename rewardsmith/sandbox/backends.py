@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.sandbox.executor import Limits, ProcessSandbox
+from rewardsmith.sandbox.executor import Limits, ProcessSandbox, SandboxUnavailable
 from rewardsmith.sandbox.training import Sandbox
 
 PROBE_MODULE = "rewardsmith.sandbox.docker.probe"
@@ -29,21 +30,35 @@ class ChosenSandbox:
         return f"{self.sandbox.name} ({self.reason})"
 
 
-def choose_sandbox(name: str = "auto") -> ChosenSandbox:
-    """The backend for `--sandbox NAME`, with the reason it was chosen."""
-    if name not in ("auto", "process", "docker"):
-        raise ValueError(f"unknown sandbox {name!r}; choose auto, process or docker")
+def choose_sandbox(name: str = "auto", run_id: str | None = None) -> ChosenSandbox:
+    """The backend for `--sandbox NAME`, with the reason it was chosen.
+
+    `auto` takes Docker when it is ready, else the process backend if bubblewrap or Landlock
+    confines it here, else refuses (`SandboxUnavailable`): never anything weaker. `none` is the
+    explicit opt-out: reward code runs unconfined, and a one-line warning says so. `run_id`
+    labels Docker containers, so a sweep can tell whose they are.
+    """
+    if name not in ("auto", "process", "docker", "none"):
+        raise ValueError(f"unknown sandbox {name!r}; choose auto, process, docker or none")
+    if name == "none":
+        unconfined = ProcessSandbox(unconfined=True)
+        print(f"WARNING: {unconfined.isolation()}", file=sys.stderr)
+        return ChosenSandbox(unconfined, unconfined.isolation())
     if name in ("auto", "docker"):
         from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
 
         ready, why = docker_status()
         if ready:
-            return ChosenSandbox(DockerSandbox(), "engine and worker image ready")
+            return ChosenSandbox(DockerSandbox(run_id=run_id), "engine and worker image ready")
         if name == "docker":
             raise ValueError(f"the Docker sandbox is not usable: {why}; run `rewardsmith doctor`")
         process = ProcessSandbox()
+        if not process.confined:
+            raise SandboxUnavailable()
         return ChosenSandbox(process, f"Docker not usable: {why}; {process.isolation()}")
     process = ProcessSandbox()
+    if not process.confined:
+        raise SandboxUnavailable()
     return ChosenSandbox(process, process.isolation())
 
 
@@ -77,24 +92,39 @@ def _bwrap_version(path: str) -> str:
 
 
 def process_status() -> BackendStatus:
-    """The process backend is always usable; what varies is how much isolation it gets here."""
+    """Usable where bubblewrap or Landlock confines it; which mechanisms are in force here."""
     from rewardsmith.sandbox.cgroup import RunCgroup
 
     sandbox = ProcessSandbox()
     cgroup = RunCgroup.create(8, None)
     if cgroup is not None:
         cgroup.remove()
-    bwrap = sandbox.bwrap
+    bwrap, landlock = sandbox.bwrap, sandbox.landlock
+    if bwrap:
+        version = _bwrap_version(bwrap)
+        filesystem = f"minimal read-only root: interpreter, packages, job dir ({bwrap}, {version})"
+    elif landlock:
+        filesystem = (
+            "Landlock: read-only except the job dir; other runs, homes, /var/tmp unreadable"
+        )
+    else:
+        filesystem = "NOT confined: runs refuse (install bubblewrap, or a kernel with Landlock)"
+    if bwrap:
+        network = "none: bubblewrap --unshare-net"
+    elif sandbox.unshare:
+        network = "none: unshare --net; seccomp refuses network sockets too"
+    else:
+        network = "no namespace: seccomp refuses network sockets and Landlock TCP"
     layers = {
-        "filesystem": f"read-only but the job dir ({bwrap}, {_bwrap_version(bwrap)})"
-        if bwrap
-        else "NOT isolated: install bubblewrap (apt-get install bubblewrap)",
-        "network": "none: bubblewrap --unshare-net"
-        if bwrap
-        else ("none: unshare --net" if sandbox.unshare else "NOT isolated: install bubblewrap"),
+        "in force": ", ".join(sandbox.mechanisms()) or "nothing: runs refuse",
+        "filesystem": filesystem,
+        "landlock": f"ABI {landlock}" if landlock else "not available in this kernel",
+        "seccomp": "no network sockets or Unix connects; no ptrace, mount, namespaces, bpf, "
+        "keyrings, io_uring",
+        "network": network,
         "user": "nobody (uid 65534)"
         if sandbox.runs_as_nobody()
-        else ("root without capabilities" if sandbox.root else "this user"),
+        else ("root without capabilities" if sandbox.root else "this user, no capabilities"),
         "processes": "pids cgroup per run"
         if cgroup is not None
         else (
@@ -105,7 +135,7 @@ def process_status() -> BackendStatus:
         "memory, files, CPU time": "rlimits (AS, FSIZE, NOFILE, CORE, CPU)",
         "environment": "allow-list only (no API keys)",
     }
-    return BackendStatus("process", True, sandbox.isolation(), layers)
+    return BackendStatus("process", sandbox.confined, sandbox.isolation(), layers)
 
 
 def docker_backend_status() -> BackendStatus:
@@ -129,9 +159,23 @@ def docker_backend_status() -> BackendStatus:
 
 def live_check(sandbox: Sandbox) -> dict[str, Any]:
     """Start the probe worker in `sandbox`; return what it saw (uid, network, writable root...)."""
+    from rewardsmith.sandbox.runner import run_job
+
     with tempfile.TemporaryDirectory(prefix="rewardsmith-doctor-") as tmp:
-        run = sandbox.run(PROBE_MODULE, [], [Path(tmp)], Limits(wall_s=60, memory_mb=1024))
+        probe = Path(tmp) / "probe"  # the probe's own fresh directory; it writes nothing we read
+        limits = Limits(wall_s=60, memory_mb=1024)
+        run = run_job(
+            sandbox, PROBE_MODULE, [], workdir=probe, inputs={}, limits=limits, log_path=None
+        ).run
     lines = run.output.strip().splitlines()
-    if run.returncode != 0 or not lines or not lines[0].startswith("rewardsmith worker ok"):
+    try:  # the probe ran in the sandbox: its last line is a JSON object, or the probe failed
+        seen = json.loads(lines[-1]) if lines else None
+    except (ValueError, RecursionError):
+        seen = None
+    if (
+        run.returncode != 0
+        or not isinstance(seen, dict)
+        or not lines[0].startswith("rewardsmith worker ok")
+    ):
         return {"ok": False, "start_s": round(run.wall_s, 2), "error": run.output[-500:]}
-    return {"ok": True, "start_s": round(run.wall_s, 2), **json.loads(lines[-1])}
+    return {"ok": True, "start_s": round(run.wall_s, 2), **seen}

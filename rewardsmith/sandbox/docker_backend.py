@@ -8,6 +8,12 @@ environment allow-list as the process backend (none of the host's environment) a
 orchestrator is root, the uid `nobody`. A wall-clock timeout kills and removes the container.
 Output is read from the attach stream with a cap; the log driver is `none`, so a flood fills
 neither memory nor the engine's disk.
+
+Every container is labelled with its run id and its orchestrator (`docker/hygiene.py`), is
+removed on every way out of `run` (it has a name before it exists, so even a create whose reply
+was lost is found), and is in a process-wide registry: `stop_live_containers` kills them all when
+the orchestrator gets a stop signal (`rewardsmith/commands/signals.py`). `sweep_stale_containers`
+removes those whose orchestrator is gone; the loop and `train` call it at start.
 """
 
 from __future__ import annotations
@@ -18,10 +24,12 @@ import resource
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.sandbox.docker import hygiene
 from rewardsmith.sandbox.docker.image import (
     IMAGE,
     IMAGE_VERSION,
@@ -49,6 +57,8 @@ _ULIMITS = {
     resource.RLIMIT_CPU: "cpu",
 }
 BUILD_HINT = "build it with `rewardsmith doctor --build-image` (no registry needed)"
+LIVE = hygiene.LiveContainers()
+"""The containers this process has created and not yet removed."""
 
 
 def cgroup_memory_mb(limits: Limits) -> int:
@@ -139,8 +149,9 @@ class DockerSandbox:
 
     name = "docker"
 
-    def __init__(self, image: str = IMAGE) -> None:
+    def __init__(self, image: str = IMAGE, run_id: str | None = None) -> None:
         self.image = image
+        self.run_id = run_id  # labels its containers, so a sweep can tell whose they are
 
     def _mounts(
         self, labels: dict[str, str], writable: list[Path], readable: list[Path]
@@ -209,28 +220,36 @@ class DockerSandbox:
                 os.chown(path, NOBODY, NOBODY)
         else:
             user = f"{os.getuid()}:{os.getgid()}"
-        start = time.monotonic()
-        container = client.api.create_container(
-            self.image,
-            command=[python, "-m", module, *args],
-            user=user,
-            environment=worker_environment(writable[0]),
-            working_dir=str(writable[0]),
-            host_config=self._host_config(
-                client, limits, self._mounts(labels, writable, readable or [])
-            ),
-            labels={"rewardsmith.sandbox": "worker"},
-            network_disabled=True,
+        host_config = self._host_config(
+            client, limits, self._mounts(labels, writable, readable or [])
         )
-        cid = container["Id"]
+        start = time.monotonic()
+        name = f"rewardsmith-worker-{uuid.uuid4().hex[:16]}"
+        LIVE.add(name)
         try:
+            cid = client.api.create_container(
+                self.image,
+                command=[python, "-m", module, *args],
+                user=user,
+                environment=worker_environment(writable[0]),
+                working_dir=str(writable[0]),
+                host_config=host_config,
+                labels=hygiene.owner_labels(self.run_id, limits.wall_s),
+                network_disabled=True,
+                name=name,
+            )["Id"]
             reader = CappedReader(_attach(client, cid), limits.output_bytes)
             reader.start()
             client.api.start(cid)
-            return self._supervise(client, cid, reader, limits, on_poll, start)
+            result = self._supervise(client, cid, reader, limits, on_poll, start)
         finally:
+            # By name: a create whose reply never came (a timeout, a signal) made it all the same.
             with contextlib.suppress(Exception):
-                client.api.remove_container(cid, force=True)
+                client.api.remove_container(name, force=True)
+            stopped = LIVE.discard(name)
+        if stopped:  # killed by `stop_live_containers`: the orchestrator is stopping
+            raise KeyboardInterrupt
+        return result
 
     def _supervise(
         self,
@@ -290,6 +309,46 @@ class DockerSandbox:
         )
 
 
+def stop_live_containers(remove: bool = False) -> int:
+    """Kill (or force-remove) every container this process has running; how many there were.
+
+    Called on a stop signal, before the orchestrator unwinds: the containers die at once instead
+    of training until their own limit. Imports and connects only when there is one.
+    """
+    if not len(LIVE):
+        return 0
+    try:
+        client = _client(timeout=10)
+    except Exception:
+        return len(LIVE)  # no engine: the next start's sweep removes them
+    return len(LIVE.stop_all(client, remove=remove))
+
+
+def stale_containers() -> list[hygiene.StaleContainer] | None:
+    """Worker containers no live orchestrator will remove; None where no engine is reachable."""
+    try:
+        return hygiene.find_stale(_client(timeout=10))
+    except Exception:
+        return None
+
+
+def sweep_stale_containers() -> list[hygiene.StaleContainer]:
+    """Remove the stale worker containers (orphans of orchestrators that died); the removed."""
+    try:
+        client = _client(timeout=30)
+        return hygiene.remove(client, hygiene.find_stale(client))
+    except Exception:
+        return []
+
+
+def sweep_message() -> str | None:
+    """Sweep, and say what was removed (None when nothing was): for a run's start or resume."""
+    removed = sweep_stale_containers()
+    if not removed:
+        return None
+    return f"removed {len(removed)} stale worker container(s): {hygiene.describe(removed)}"
+
+
 def check_worker(image: str = IMAGE) -> tuple[bool, str]:
     """Start one container of the worker image and import the package in it (for `doctor`)."""
     import tempfile
@@ -299,7 +358,7 @@ def check_worker(image: str = IMAGE) -> tuple[bool, str]:
         return False, why
     with tempfile.TemporaryDirectory(prefix="rewardsmith-doctor-") as tmp:
         job = Path(tmp)
-        run = DockerSandbox(image).run(
+        run = DockerSandbox(image, run_id="doctor").run(
             "rewardsmith.sandbox.docker.probe", [], [job], Limits(wall_s=60, memory_mb=1024)
         )
     if run.returncode == 0 and "rewardsmith worker ok" in run.output:

@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from rewardsmith.envs import load_task
-from rewardsmith.runs.atomic import write_json
 from rewardsmith.sandbox import job as files
+from rewardsmith.sandbox.atomic import write_json
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.policy_io import build_model, load_policy, obs_normalizer
 from rewardsmith.sandbox.rollout import rollout_episodes, summarize

@@ -1,21 +1,33 @@
 """The process sandbox: run a worker module with an environment allow-list, limits and a timeout.
 
-Isolation layers, strongest available first (docs/sandbox.md lists each limit and its test):
+Isolation layers (docs/sandbox.md lists each limit and its test). Every worker starts through the
+confine launcher (`rewardsmith/sandbox/confine.py`), which applies, inside whatever wraps it:
 
-- bubblewrap: a read-only view of the filesystem except the job directory, /tmp, /run and the
-  home directory replaced by small empty tmpfs, /proc/sys read-only, and new network (only `lo`),
-  PID, IPC and UTS namespaces; as root, every capability dropped and the worker run as `nobody`.
+- Landlock where the kernel has it: the interpreter, packages and system libraries readable, the
+  job directory the only writable place, nothing else of the host readable; no TCP;
+- a seccomp filter: no network sockets, no Unix socket connects, no ptrace, mounts, namespaces,
+  bpf or keyrings;
+- as root, the uid `nobody` (no capabilities), else no capability at all.
+
+Around it, the strongest of:
+
+- bubblewrap: a minimal root built from read-only binds (/usr and the /lib dirs, a few /etc
+  files, the interpreter, packages and readable dirs), the job directory, a private /tmp, /dev
+  and /proc; new network (only `lo`), PID, IPC and UTS namespaces;
 - without bubblewrap, `unshare` (root: new network and PID namespaces with their own /proc; not
-  root: the same inside a user namespace), with a warning that the filesystem is writable.
-- always: rlimits (address space, file size, open files, processes, core dumps, CPU time), a
-  `pids` cgroup per run where one can be made (the process cap that holds for root), a new session
-  whose process group (and cgroup) is killed on timeout, and output captured with a cap.
+  root: the same inside a user namespace), and the launcher covers /home, /root, /tmp, /var, /run
+  and the like with empty tmpfs in a private mount namespace, putting back what the worker needs.
+
+Where neither bubblewrap nor Landlock works, `run` refuses (`SandboxUnavailable`) unless the
+sandbox was made with `unconfined=True` (`--sandbox none`). Always: rlimits (address space, file
+size, open files, processes, core dumps, CPU time), a `pids` cgroup per run where one can be
+made, a new session whose process group (and cgroup) is killed on timeout, and output captured
+with a cap.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import resource
 import shutil
@@ -29,12 +41,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewardsmith.sandbox.cgroup import RunCgroup, count_tasks
+from rewardsmith.sandbox.landlock import landlock_abi
+from rewardsmith.sandbox.process_isolation import NOBODY as NOBODY
+from rewardsmith.sandbox.process_isolation import TMP_BYTES as TMP_BYTES
+from rewardsmith.sandbox.process_isolation import Isolation, bwrap_works, unshare_works
+from rewardsmith.sandbox.process_isolation import interpreter_paths as interpreter_paths
 
 # Host variables a worker may see; everything else (API keys included) is withheld.
 ENV_ALLOW_LIST = ("LANG", "LC_ALL", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-NOBODY = 65534
-TMP_BYTES = 64 * 1024 * 1024  # the worker's /tmp; its own scratch space is the job directory
 PROCESS_LIMIT_GRACE_S = 3.0  # after a refused fork, time for the worker to report it itself
+
+
+class SandboxUnavailable(ValueError):
+    """No mechanism here can confine reward code, and nobody asked to run it unconfined."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "refusing to run reward code unconfined: neither bubblewrap nor Landlock works here. "
+            "Install bubblewrap (apt-get install bubblewrap) or Docker, use a kernel with "
+            "Landlock (Linux 5.13+, `landlock` in the LSM list), or pass `--sandbox none` to run "
+            "it with resource limits only"
+        )
 
 
 @dataclass
@@ -63,6 +90,9 @@ class SandboxRun:
     backend: str
     warnings: list[str] = field(default_factory=list)
     limit_hit: str | None = None  # "processes" or "memory" when the backend saw that limit end it
+    # What confined it, e.g. ["bubblewrap", "landlock v7", "seccomp", "uid nobody", ...]; warnings
+    # carry only what is missing or weaker.
+    mechanisms: list[str] = field(default_factory=list)
 
     @property
     def signal(self) -> int | None:
@@ -180,200 +210,100 @@ def pipe_chunks(stream: object) -> Iterator[bytes]:
         yield chunk
 
 
-def interpreter_paths() -> list[Path]:
-    """Paths the worker must read: the interpreter's prefixes and the package's source."""
-    import rewardsmith
-
-    package_root = Path(rewardsmith.__file__).resolve().parent.parent
-    paths = {Path(sys.prefix), Path(sys.base_prefix), package_root}
-    return sorted(paths)
-
-
-def traversable_by_others(path: Path) -> bool:
-    """Whether an unprivileged user (`nobody`) can reach `path` through all its parents."""
-    for parent in [path, *path.parents]:
-        try:
-            if not parent.stat().st_mode & 0o001:
-                return False
-        except OSError:
-            return False
-    return True
-
-
-def _outermost(paths: Iterable[Path]) -> list[Path]:
-    """Drop paths inside another path of the set; parents first."""
-    ordered = sorted(set(paths), key=lambda p: len(p.parts))
-    kept: list[Path] = []
-    for path in ordered:
-        if not any(path.is_relative_to(k) for k in kept):
-            kept.append(path)
-    return kept
-
-
-@functools.lru_cache(maxsize=4)
-def bwrap_works(bwrap: str) -> bool:
-    """Whether bubblewrap can make its namespaces here (not in every container it can)."""
-    probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net"]
-    probe += ["--unshare-pid", "--die-with-parent", "--", "/bin/true"]
-    try:
-        return subprocess.run(probe, capture_output=True, timeout=30, check=False).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
 class ProcessSandbox:
-    """The default backend: a local subprocess, isolated as far as this machine allows."""
+    """The default backend: a local subprocess, isolated as far as this machine allows.
+
+    `unconfined=True` is `--sandbox none`: the worker runs as this user with resource limits
+    only, and every run says so. Without it, `run` refuses where neither bubblewrap nor Landlock
+    works.
+    """
 
     name = "process"
 
     def __init__(
-        self, use_bwrap: bool | None = None, use_cgroup: bool = True, drop_root: bool = True
+        self,
+        use_bwrap: bool | None = None,
+        use_cgroup: bool = True,
+        drop_root: bool = True,
+        unconfined: bool = False,
     ) -> None:
-        found = shutil.which("bwrap") if use_bwrap is not False else None
+        self.unconfined = unconfined
+        if unconfined:
+            self.name = "none"
+        found = shutil.which("bwrap") if use_bwrap is not False and not unconfined else None
         self.bwrap = found if found and bwrap_works(found) else None
         self.fix = (
             "bubblewrap is installed but cannot create namespaces here"
             if found and not self.bwrap
             else "install bubblewrap"
         )
-        self.unshare = shutil.which("unshare")
-        self.setpriv = shutil.which("setpriv")
-        self.use_cgroup = use_cgroup
+        unshare = shutil.which("unshare") if not unconfined else None
         self.root = os.geteuid() == 0
-        self.drop_root = drop_root and self.root
+        self.unshare = unshare if unshare and unshare_works(unshare, self.root) else None
+        self.landlock = 0 if unconfined else landlock_abi()
+        self.use_cgroup = use_cgroup
+        self.drop_root = drop_root and self.root and not unconfined
+        self.plan = Isolation(
+            bwrap=self.bwrap,
+            unshare=None if self.bwrap else self.unshare,
+            landlock=self.landlock,
+            root=self.root,
+            nobody=self.drop_root,
+        )
+
+    @property
+    def confined(self) -> bool:
+        """Whether something here confines the filesystem: bubblewrap or Landlock."""
+        return not self.unconfined and (self.bwrap is not None or self.landlock > 0)
 
     def runs_as_nobody(self, paths: Iterable[Path] = ()) -> bool:
-        """As root, the worker runs as `nobody`: bwrap re-creates what nobody could not reach."""
-        if not self.drop_root:
-            return False
-        if self.bwrap:
-            return self.setpriv is not None
-        return self.unshare is not None and all(
-            traversable_by_others(p) for p in [*interpreter_paths(), *paths]
-        )
+        """As root, the worker runs as `nobody`; what nobody could not reach is re-bound."""
+        return self.drop_root and self.confined
+
+    def mechanisms(self) -> list[str]:
+        """The mechanisms in force, for `doctor`, `--sandbox auto` and the run's record."""
+        if self.unconfined:
+            return ["none"]
+        return self.plan.mechanisms() if self.confined else []
 
     def isolation(self) -> str:
         """One line on what this backend enforces here, for `doctor` and `--sandbox auto`."""
-        if self.runs_as_nobody():
-            who = "as nobody"
-        elif self.root:
-            who = "as root without capabilities"
-        else:
-            who = "as this user, in a user namespace"
+        if self.unconfined:
+            who = "as root" if self.root else "as this user"
+            return (
+                f"UNCONFINED (--sandbox none): reward code runs {who} with resource limits only; "
+                "it can read and write whatever that user can, and reach the network"
+            )
+        if not self.confined:
+            return f"refuses to run: neither bubblewrap nor Landlock works here ({self.fix})"
+        layers = " + ".join(self.mechanisms())
         if self.bwrap:
             return (
-                f"bubblewrap {who}: read-only filesystem except the job directory, no network, "
-                "own PID namespace"
+                f"{layers}: a minimal read-only root (interpreter, packages, its own directory), "
+                "no network, own PID namespace"
             )
-        if self.unshare:
-            return (
-                f"unshare {who}: no network, own PID namespace; the filesystem is NOT read-only "
-                f"({self.fix})"
-            )
-        return f"rlimits only: network and filesystem are NOT isolated ({self.fix})"
-
-    def _bwrap(
-        self, python: list[str], writable: list[Path], readable: list[Path], nobody: bool
-    ) -> list[str]:
-        home = Path(os.environ.get("HOME", "/"))
-        needed = {p: "--ro-bind" for p in [*interpreter_paths(), *readable]}
-        needed.update({p: "--bind" for p in writable})
-        hidden = [Path("/tmp"), Path("/run"), *([home] if home != Path("/") else [])]
-        if nobody:  # hide what nobody could not traverse; the needed paths are re-bound below
-            for path in needed:
-                hidden += [p for p in path.parents if p.exists() and not p.stat().st_mode & 0o001]
-        hidden = [h for h in _outermost(hidden) if h.is_dir()]
-        assert self.bwrap is not None
-        cmd = [
-            self.bwrap,
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--remount-ro",
-            "/dev",
-            "--proc",
-            "/proc",
-        ]
-        for proc_path in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
-            if os.path.exists(proc_path):  # writable by uid 0 even without capabilities
-                cmd += ["--ro-bind", proc_path, proc_path]
-        for path in hidden:
-            scratch = path == Path("/tmp")  # writable by everyone, sticky, like a real /tmp
-            cmd += [
-                "--perms",
-                "1777" if scratch else "0755",
-                "--size",
-                str(TMP_BYTES if scratch else 1 << 20),
-            ]
-            cmd += ["--tmpfs", str(path)]
-        made: set[Path] = set()
-        bound: list[Path] = []
-        for path in sorted(needed, key=lambda p: len(p.parts)):  # parents before children
-            for parent in reversed(path.parents):
-                inside_hidden = any(parent != h and parent.is_relative_to(h) for h in hidden)
-                inside_bound = any(parent.is_relative_to(b) for b in bound)
-                if inside_hidden and not inside_bound and parent not in made:
-                    cmd += ["--perms", "0755", "--dir", str(parent)]  # bwrap would make them 0700
-                    made.add(parent)
-            cmd += [needed[path], str(path), str(path)]
-            bound.append(path)
-        for path in hidden:
-            if path != Path("/tmp"):
-                cmd += ["--remount-ro", str(path)]
-        cmd += [
-            "--unshare-net",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-        ]
-        cmd += ["--die-with-parent", "--new-session", "--chdir", str(writable[0])]
-        if self.root:
-            cmd += ["--cap-drop", "ALL"]
-            if nobody:
-                cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-        cmd += ["--"]
-        if nobody:
-            assert self.setpriv is not None
-            cmd += [self.setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
-        return cmd + python
+        net = "no network" if self.unshare else "no network sockets (seccomp; no namespace here)"
+        return (
+            f"{layers}: read-only filesystem except the job directory, other runs, homes and "
+            f"socket files out of reach, {net}"
+        )
 
     def command(
         self, module: str, args: list[str], writable: list[Path], readable: list[Path]
     ) -> tuple[list[str], list[str]]:
         """The command line for one run, and warnings about isolation this machine cannot give."""
         python = [sys.executable, "-m", module, *args]
-        nobody = self.runs_as_nobody([*writable, *readable])
-        if self.bwrap:
-            return self._bwrap(python, writable, readable, nobody), []
-        if self.unshare:
-            cmd = [
-                self.unshare,
-                "--net",
-                "--pid",
-                "--fork",
-                "--kill-child",
-                "--mount-proc",
-                "--ipc",
-                "--uts",
-            ]
-            if not self.root:
-                cmd.insert(1, "--map-root-user")
-            elif nobody:
-                cmd += [f"--setuid={NOBODY}", f"--setgid={NOBODY}"]
-            cmd.append("--")
-            if self.root and not nobody and self.setpriv:  # root, but without any capability
-                cmd += [
-                    self.setpriv,
-                    "--bounding-set=-all",
-                    "--inh-caps=-all",
-                    "--no-new-privs",
-                    "--",
-                ]
-            return [*cmd, *python], [self.isolation()]
-        return python, [self.isolation()]
+        if self.unconfined:
+            return python, [self.isolation()]
+        if not self.confined:
+            raise SandboxUnavailable()
+        warnings = []
+        if not self.plan.namespaces:
+            warnings.append(
+                "no network or PID namespace here: network sockets are refused by seccomp and "
+                "Landlock, and the worker can see this user's other processes"
+            )
+        return self.plan.command(python, writable, readable), warnings
 
     def run(
         self,
@@ -389,7 +319,7 @@ class ProcessSandbox:
         if self.runs_as_nobody([*writable, *readable]):
             for path in writable:
                 os.chown(path, NOBODY, NOBODY)
-                os.chmod(path, 0o755)  # bwrap enters it before the uid change, without capabilities
+                os.chmod(path, 0o755)  # entered before the uid change, without capabilities
         cgroup = RunCgroup.create(limits.processes, limits.cpus) if self.use_cgroup else None
         non_root = not self.root or self.runs_as_nobody([*writable, *readable])
         # With a cgroup the per-run cap is exact; RLIMIT_NPROC (per uid, shared by all workers of
@@ -457,6 +387,7 @@ class ProcessSandbox:
             backend=self.name,
             warnings=warnings + output.warnings(),
             limit_hit=limit_hit,
+            mechanisms=self.mechanisms(),
         )
 
 

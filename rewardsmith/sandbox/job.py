@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.sandbox.atomic import write_text
+
 JOB_FILE = "job.json"
 REWARD_FILE = "reward.py"
 TASK_FILE = "task.toml"
@@ -36,8 +38,12 @@ class TrainJob:
     env_reward: bool = False  # train on the environment's own reward (task files without one)
     torch_threads: int = 1
 
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
     def write(self, job_dir: Path) -> None:
-        (job_dir / JOB_FILE).write_text(json.dumps(asdict(self), indent=2))
+        """Write the job file atomically (a link at its name is replaced, never followed)."""
+        write_text(job_dir / JOB_FILE, self.to_json())
 
     @classmethod
     def read(cls, job_dir: Path) -> TrainJob:

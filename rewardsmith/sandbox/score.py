@@ -8,7 +8,8 @@ WORK_DIR/bank.npz and writes WORK_DIR/score.json: per episode, the return (sum o
 total), the discounted return from the first step (what the learner maximises), the per-step mean,
 and the sum of every component. Like the smoke test it imports neither
 torch nor Stable-Baselines3, so it starts in a fraction of a second.
-Orchestrator side: `score_bank`, which copies the bank in, runs the module and reads the result.
+Orchestrator side: `score_bank`, which copies the bank in, runs the module through
+`runner.run_job` and checks `score.json` (`check_scores`: one finite number per bank episode).
 """
 
 from __future__ import annotations
@@ -21,14 +22,26 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.reward.errors import RewardError
-from rewardsmith.runs.atomic import write_json
+from rewardsmith.sandbox.atomic import write_json
 from rewardsmith.sandbox.executor import Limits
+from rewardsmith.sandbox.records import (
+    BadRecord,
+    checked,
+    finite_list,
+    named,
+    numbers,
+    obj,
+    show,
+)
+from rewardsmith.sandbox.runner import log_beside, run_job
+from rewardsmith.sandbox.worker_files import read_json
 
 REWARD_FILE = "reward.py"
 BANK_FILE = "bank.npz"
 RESULT_FILE = "score.json"
 CHUNK = 8192  # transitions per reward call: bounded memory, few calls
 SCORE_WALL_S = 120.0
+RESULT_CAP = 16 * 1024 * 1024  # four numbers and every component's sum for each bank episode
 
 
 # --- sandbox side ------------------------------------------------------------------------------
@@ -130,6 +143,40 @@ class BankScores:
     wall_s: float = 0.0
 
 
+def check_scores(record: Any, episodes: int) -> BankScores:
+    """The schema of `score.json` (see `score_episodes`): finite numbers, one per bank episode."""
+    record = obj(record, "the score record")
+    status = record.get("status")
+    if status == "error":
+        try:
+            return BankScores(ok=False, error=RewardError.from_dict(record.get("error")))
+        except RewardError as bad:
+            raise BadRecord(bad.message) from None
+    if status != "ok":
+        raise BadRecord(f"status is {show(status)}, not 'ok' or 'error'")
+    return BankScores(
+        ok=True,
+        returns=[float(v) for v in numbers(record, "returns", episodes)],
+        discounted=[float(v) for v in numbers(record, "discounted", episodes)],
+        per_step=[float(v) for v in numbers(record, "per_step", episodes)],
+        components={
+            name: [float(v) for v in values]
+            for name, values in named(record, "components", finite_list(episodes)).items()
+        },
+    )
+
+
+def read_scores(work_dir: Path, episodes: int) -> BankScores:
+    record = read_json(work_dir, RESULT_FILE, RESULT_CAP)
+    return checked(RESULT_FILE, lambda r: check_scores(r, episodes), record)
+
+
+def bank_episodes(bank_path: Path) -> int:
+    """How many episodes the bank holds (the orchestrator's own file)."""
+    with np.load(bank_path, allow_pickle=False) as data:
+        return len(data["offsets"]) - 1
+
+
 def score_bank(
     reward_source: str,
     work_dir: Path,
@@ -138,34 +185,28 @@ def score_bank(
     limits: Limits | None = None,
     gamma: float = 0.99,
 ) -> BankScores:
-    """Score every bank episode with `reward_source` in `sandbox`; only `work_dir` is writable."""
-    from rewardsmith.sandbox.reward_check import run_reward_check
+    """Score every bank episode with `reward_source` in `sandbox`.
 
+    `work_dir` (made anew: whatever it held is removed) is the only writable directory; the log
+    goes to `logs/score.log` beside it, out of the sandbox's reach.
+    """
     limits = limits or Limits()
-    checked = run_reward_check(
-        "rewardsmith.sandbox.score",
-        [repr(float(gamma))],
-        reward_source,
-        work_dir,
-        {BANK_FILE: bank_path},
-        RESULT_FILE,
+    episodes = bank_episodes(bank_path)
+    job = run_job(
         sandbox,
-        replace(limits, wall_s=min(limits.wall_s, SCORE_WALL_S)),
-        "scoring the trajectory bank",
+        "rewardsmith.sandbox.score",
+        [str(work_dir), repr(float(gamma))],
+        workdir=work_dir,
+        inputs={REWARD_FILE: reward_source, BANK_FILE: bank_path},
+        limits=replace(limits, wall_s=min(limits.wall_s, SCORE_WALL_S)),
+        log_path=log_beside(work_dir, "score"),
+        read=lambda directory: read_scores(directory, episodes),
+        what="scoring the trajectory bank",
+        discard_inputs=[BANK_FILE],
     )
-    run, record = checked.run, checked.record
-    if record is None or record.get("status") != "ok":
-        error = checked.error if record is None else RewardError.from_dict(record["error"])
-        return BankScores(ok=False, error=error, warnings=run.warnings, wall_s=run.wall_s)
-    return BankScores(
-        ok=True,
-        returns=[float(v) for v in record["returns"]],
-        discounted=[float(v) for v in record["discounted"]],
-        per_step=[float(v) for v in record["per_step"]],
-        components={k: [float(v) for v in vs] for k, vs in record["components"].items()},
-        warnings=run.warnings,
-        wall_s=run.wall_s,
-    )
+    scores: BankScores = job.record if job.error is None else BankScores(ok=False, error=job.error)
+    scores.warnings, scores.wall_s = list(job.run.warnings), job.run.wall_s
+    return scores
 
 
 if __name__ == "__main__":

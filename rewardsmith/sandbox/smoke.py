@@ -7,7 +7,8 @@ not deterministic (a warning) and rewards too slow for training.
 Sandbox side: `python -m rewardsmith.sandbox.smoke WORK_DIR [MIN_CALLS_PER_S]` reads
 WORK_DIR/reward.py and WORK_DIR/states.npz and writes WORK_DIR/smoke.json. It imports neither
 torch nor Stable-Baselines3, so it starts in a fraction of a second.
-Orchestrator side: `record_states` (random-policy episodes, no reward code) and `smoke_test`.
+Orchestrator side: `record_states` (random-policy episodes, no reward code) and `smoke_test`,
+which runs the module through `runner.run_job` and checks `smoke.json` (`check_smoke`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.reward.errors import ErrorCategory, RewardError
-from rewardsmith.runs.atomic import write_json
+from rewardsmith.sandbox.atomic import write_json
 from rewardsmith.sandbox.executor import Limits
+from rewardsmith.sandbox.records import BadRecord, checked, number, obj, show, texts
+from rewardsmith.sandbox.runner import log_beside, run_job
+from rewardsmith.sandbox.worker_files import read_json
 
 REWARD_FILE = "reward.py"
 STATES_FILE = "states.npz"
@@ -34,6 +38,8 @@ N_BATCHES = 3
 MIN_CALLS_PER_S = 50.0
 SPEED_BUDGET_S = 1.0
 SMOKE_WALL_S = 60.0
+RESULT_CAP = 256 * 1024  # warnings and at most one error with its traceback
+MAX_WARNINGS = 50
 
 Transitions = tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray]]
 
@@ -167,6 +173,27 @@ def record_states(adapter: Any, path: Path, episodes: int = 4, seed: int = 0) ->
     return path
 
 
+def check_smoke(record: Any) -> SmokeReport:
+    """The schema of `smoke.json` (see `run_checks`), as the report it stands for."""
+    record = obj(record, "the smoke record")
+    warnings = texts(record, "warnings", MAX_WARNINGS, 1000)
+    status = record.get("status")
+    if status == "ok":
+        return SmokeReport(True, None, warnings, number(record, "calls_per_s", 0.0))
+    if status != "error":
+        raise BadRecord(f"status is {show(status)}, not 'ok' or 'error'")
+    try:
+        error = RewardError.from_dict(record.get("error"))
+    except RewardError as bad:
+        raise BadRecord(bad.message) from None
+    return SmokeReport(False, error, warnings, number(record, "calls_per_s", 0.0, optional=True))
+
+
+def read_smoke(work_dir: Path) -> SmokeReport:
+    record = read_json(work_dir, RESULT_FILE, RESULT_CAP)
+    return checked(RESULT_FILE, check_smoke, record)
+
+
 def smoke_test(
     adapter: Any,
     reward_source: str,
@@ -176,30 +203,29 @@ def smoke_test(
     limits: Limits | None = None,
     min_calls_per_s: float = MIN_CALLS_PER_S,
 ) -> SmokeReport:
-    """Run the smoke checks on `reward_source` inside `sandbox`; only `work_dir` is writable."""
-    from rewardsmith.sandbox.reward_check import run_reward_check
+    """Run the smoke checks on `reward_source` inside `sandbox`.
 
+    `work_dir` (made anew: whatever it held is removed) is the only writable directory; the log
+    goes to `logs/smoke.log` beside it, out of the sandbox's reach.
+    """
     limits = limits or Limits()
-    checked = run_reward_check(
-        "rewardsmith.sandbox.smoke",
-        [repr(min_calls_per_s)],
-        reward_source,
-        work_dir,
-        {STATES_FILE: states_path},
-        RESULT_FILE,
+    job = run_job(
         sandbox,
-        replace(limits, wall_s=min(limits.wall_s, SMOKE_WALL_S)),
-        f"smoke test on {adapter.id}",
+        "rewardsmith.sandbox.smoke",
+        [str(work_dir), repr(min_calls_per_s)],
+        workdir=work_dir,
+        inputs={REWARD_FILE: reward_source, STATES_FILE: states_path},
+        limits=replace(limits, wall_s=min(limits.wall_s, SMOKE_WALL_S)),
+        log_path=log_beside(work_dir, "smoke"),
+        read=read_smoke,
+        what=f"smoke test on {adapter.id}",
+        discard_inputs=[STATES_FILE],
     )
-    warnings = checked.run.warnings
-    if checked.record is None:
-        return SmokeReport(ok=False, error=checked.error, warnings=warnings)
-    record = checked.record
-    found = RewardError.from_dict(record["error"]) if record.get("status") != "ok" else None
-    warnings = [str(w) for w in record.get("warnings", [])] + warnings
-    return SmokeReport(
-        ok=found is None, error=found, warnings=warnings, calls_per_s=record.get("calls_per_s")
-    )
+    if job.error is not None:
+        return SmokeReport(ok=False, error=job.error, warnings=list(job.run.warnings))
+    report: SmokeReport = job.record
+    report.warnings += job.run.warnings
+    return report
 
 
 if __name__ == "__main__":

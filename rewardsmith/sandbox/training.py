@@ -1,41 +1,39 @@
 """Train one reward in the sandbox, then score it with the separate evaluator.
 
 Directory layout per candidate: `job/` (the only place the worker may write: reward, job file,
-metrics, policy) and `eval/` (written only by the evaluator, after the worker has been killed).
+metrics, policy), `eval/` (written only by the evaluator, after the worker has been killed), and
+the orchestrator's own `worker.log` and `evaluator.log` beside them, out of both programs' reach.
+Both programs run through `runner.run_job`; what they write is read back through `records`.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from rewardsmith.envs.adapter import TaskAdapter
-from rewardsmith.reward.errors import ErrorCategory, RewardError
+from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
 from rewardsmith.sandbox.executor import Limits, SandboxRun
 from rewardsmith.sandbox.job import TrainJob
+from rewardsmith.sandbox.records import (
+    read_checkpoints,
+    read_evaluation,
+    read_progress,
+    read_result,
+)
+from rewardsmith.sandbox.runner import Sandbox as Sandbox
+from rewardsmith.sandbox.runner import bad_output, run_job
+from rewardsmith.sandbox.runner import classify_failure as classify_failure
+from rewardsmith.sandbox.workdirs import remove
+from rewardsmith.sandbox.worker_files import MissingWorkerFile, WorkerFileError
 
 ProgressFn = Callable[[int, int], None]
-
-
-class Sandbox(Protocol):
-    name: str
-
-    def run(
-        self,
-        module: str,
-        args: list[str],
-        writable: list[Path],
-        limits: Limits,
-        on_poll: Callable[[], None] | None = None,
-        readable: list[Path] | None = None,
-    ) -> SandboxRun: ...
+WORKER_MODULE = "rewardsmith.sandbox.worker"
+EVALUATOR_MODULE = "rewardsmith.sandbox.evaluate"
 
 
 @dataclass
@@ -106,69 +104,6 @@ def make_job(
     )
 
 
-def _read_checkpoints(job_dir: Path) -> list[dict[str, Any]]:
-    path = job_dir / files.METRICS_FILE
-    if not path.exists():
-        return []
-    records = []
-    for line in path.read_text().splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            break  # a line cut off by a kill; what came before is intact
-    return records
-
-
-def classify_failure(run: SandboxRun, limits: Limits) -> RewardError:
-    """Turn an abnormal sandbox exit into the one named category the user sees."""
-    tail = run.output[-2000:]
-    if run.limit_hit == "processes":
-        return RewardError(
-            ErrorCategory.PROCESS_LIMIT,
-            f"the worker hit the limit of {limits.processes} processes/threads; it was killed",
-            traceback=tail,
-        )
-    if run.timed_out:
-        return RewardError(
-            ErrorCategory.TIMEOUT,
-            f"training exceeded the {limits.wall_s:.0f} s wall-clock limit; the process group was killed",
-            traceback=tail,
-        )
-    sig = run.signal
-    if sig == signal.SIGXCPU:
-        return RewardError(
-            ErrorCategory.TIMEOUT,
-            f"training exceeded the {limits.cpu_s} s CPU-time limit",
-            traceback=tail,
-        )
-    if run.limit_hit == "memory" or "MemoryError" in tail or sig == signal.SIGKILL:
-        return RewardError(
-            ErrorCategory.MEMORY_LIMIT,
-            f"the worker ran out of its {limits.memory_mb} MB memory limit",
-            traceback=tail,
-        )
-    if "Resource temporarily unavailable" in tail or "can't start new thread" in tail:
-        return RewardError(
-            ErrorCategory.PROCESS_LIMIT,
-            f"the worker hit the limit of {limits.processes} processes/threads",
-            traceback=tail,
-        )
-    if sig is not None:
-        name = signal.Signals(sig).name if sig in signal.Signals.__members__.values() else str(sig)
-        return RewardError(
-            ErrorCategory.CRASHED, f"the worker was killed by signal {name}", traceback=tail
-        )
-    if run.returncode == 0:
-        return RewardError(
-            ErrorCategory.SANDBOX_DIED,
-            "the worker exited without writing a result (exit status 0 is not success)",
-            traceback=tail,
-        )
-    return RewardError(
-        ErrorCategory.CRASHED, f"the worker exited with status {run.returncode}", traceback=tail
-    )
-
-
 def train_reward(
     adapter: TaskAdapter,
     job: TrainJob,
@@ -182,47 +117,42 @@ def train_reward(
     limits = limits or Limits()
     start = time.monotonic()
     job_dir, eval_dir = candidate_dir / "job", candidate_dir / "eval"
-    for path in (job_dir, eval_dir):
-        if path.exists():
-            shutil.rmtree(path)  # an interrupted attempt: start this candidate afresh
-        path.mkdir(parents=True)
+    remove(eval_dir)  # an interrupted attempt's evaluation must not outlive it
     job.env_reward = reward_source is None
-    (job_dir / files.REWARD_FILE).write_text(reward_source or "")
-    job.write(job_dir)
-    job.write(eval_dir)
-    task_path = getattr(adapter, "source_path", None)
-    if task_path is not None:
-        shutil.copyfile(task_path, job_dir / files.TASK_FILE)
-        shutil.copyfile(task_path, eval_dir / files.TASK_FILE)
+    inputs = {files.REWARD_FILE: reward_source or "", files.JOB_FILE: job.to_json()}
 
-    def poll() -> None:
-        if on_progress is None:
-            return
-        try:
-            progress = json.loads((job_dir / files.PROGRESS_FILE).read_text())
-            on_progress(int(progress["steps"]), job.steps)
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
+    def poll() -> None:  # never blocks: the progress file is read like any worker file
+        steps = read_progress(job_dir)
+        if steps is not None and on_progress is not None:
+            on_progress(steps, job.steps)
 
-    run = sandbox.run("rewardsmith.sandbox.worker", [str(job_dir)], [job_dir], limits, poll)
-    (candidate_dir / "worker.log").write_text(run.output)
+    trained = run_job(
+        sandbox,
+        WORKER_MODULE,
+        [str(job_dir)],
+        workdir=job_dir,
+        inputs={**inputs, **_task_input(adapter)},
+        limits=limits,
+        log_path=candidate_dir / "worker.log",
+        read=read_result,
+        on_poll=poll if on_progress is not None else None,
+    )
     outcome = TrainOutcome(
         ok=False,
         candidate_dir=candidate_dir,
-        checkpoints=_read_checkpoints(job_dir),
-        warnings=run.warnings,
+        error=trained.error,
+        warnings=list(trained.run.warnings),
     )
-    result_path = job_dir / files.RESULT_FILE
-    if run.returncode != 0 or run.timed_out or run.limit_hit or not result_path.exists():
-        outcome.error = classify_failure(run, limits)
-    else:
-        result = json.loads(result_path.read_text())
-        if result.get("status") != "ok":
-            outcome.error = RewardError.from_dict(result)
-        else:
-            outcome.steps = int(result.get("steps", job.steps))
+    if trained.record is not None:
+        outcome.error, outcome.steps = trained.record.error, trained.record.steps
+        outcome.warnings += [
+            f"the reward process was {layer}; the sandbox around the learner still held it"
+            for layer in trained.record.reward_confinement
+            if layer.startswith("not confined further")
+        ]
+    _read_checkpoints(outcome, job_dir, trained.run)
     if outcome.error is None:
-        outcome.error, outcome.evaluation = _evaluate(job_dir, eval_dir, sandbox, limits)
+        outcome.error, outcome.evaluation = _evaluate(adapter, job, candidate_dir, sandbox, limits)
         outcome.ok = outcome.error is None
     if on_progress is not None and outcome.ok:
         on_progress(job.steps, job.steps)
@@ -230,21 +160,41 @@ def train_reward(
     return outcome
 
 
+def _task_input(adapter: TaskAdapter) -> dict[str, Path]:
+    task_path = getattr(adapter, "source_path", None)
+    return {files.TASK_FILE: Path(task_path)} if task_path is not None else {}
+
+
+def _read_checkpoints(outcome: TrainOutcome, job_dir: Path, run: SandboxRun) -> None:
+    """The reflection log, kept even when training failed; a bad one fails a passing candidate
+    (a lone warning when the candidate failed anyway)."""
+    try:
+        outcome.checkpoints, notes = read_checkpoints(job_dir)
+        outcome.warnings += notes
+    except MissingWorkerFile:
+        pass
+    except WorkerFileError as bad:
+        if outcome.error is None:
+            outcome.error = bad_output(bad, run, None)
+        else:
+            outcome.warnings.append(str(bad))
+
+
 def _evaluate(
-    job_dir: Path, eval_dir: Path, sandbox: Sandbox, limits: Limits
+    adapter: TaskAdapter, job: TrainJob, candidate_dir: Path, sandbox: Sandbox, limits: Limits
 ) -> tuple[RewardError | None, dict[str, Any]]:
     """Run the reward-free evaluator in its own sandbox; only `eval/` is writable to it."""
-    run = sandbox.run(
-        "rewardsmith.sandbox.evaluate",
+    job_dir, eval_dir = candidate_dir / "job", candidate_dir / "eval"
+    evaluated = run_job(
+        sandbox,
+        EVALUATOR_MODULE,
         [str(eval_dir), str(job_dir)],
-        [eval_dir],
-        limits,
+        workdir=eval_dir,
+        inputs={files.JOB_FILE: job.to_json(), **_task_input(adapter)},
+        limits=limits,
+        log_path=candidate_dir / "evaluator.log",
+        read=read_evaluation,
+        what="evaluation failed",
         readable=[job_dir],
     )
-    (eval_dir.parent / "evaluator.log").write_text(run.output)
-    eval_path = eval_dir / files.EVAL_FILE
-    if run.returncode != 0 or not eval_path.exists():
-        error = classify_failure(run, limits)
-        error.message = "evaluation failed: " + error.message
-        return error, {}
-    return None, json.loads(eval_path.read_text())
+    return evaluated.error, evaluated.record or {}

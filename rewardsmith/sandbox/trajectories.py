@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -33,27 +34,33 @@ def save_episodes(
 
 
 def load_episodes(path: Path) -> list[tuple[Episode, float, bool | None]]:
-    """Inverse of `save_episodes`; never unpickles."""
+    """Inverse of `save_episodes`; never unpickles. Only for files of the orchestrator's own:
+    one a sandboxed program wrote goes through `records.read_trajectories`, which checks it."""
     with np.load(path, allow_pickle=False) as data:
-        offsets = data["offsets"]
-        fields = {key[len("state/") :]: data[key] for key in data.files if key.startswith("state/")}
-        records = []
-        for i in range(len(offsets) - 1):
-            start, end = int(offsets[i]), int(offsets[i + 1])
-            # State rows are offset by one extra row per earlier episode.
-            s_start, s_end = start + i, end + i + 1
-            episode = Episode(
-                states={
-                    name: values[s_start:s_end].astype(np.float64)
-                    for name, values in fields.items()
-                },
-                actions=data["actions"][start:end],
-                env_rewards=data["env_rewards"][start:end].astype(np.float64),
-                terminated=bool(data["terminated"][i]),
-                truncated=bool(data["truncated"][i]),
-            )
-            success = int(data["success"][i])
-            records.append(
-                (episode, float(data["fitness"][i]), None if success < 0 else bool(success))
-            )
+        return episodes_from_arrays({key: data[key] for key in data.files})
+
+
+def episodes_from_arrays(
+    data: Mapping[str, np.ndarray],
+) -> list[tuple[Episode, float, bool | None]]:
+    """The episodes, fitness and success held in `save_episodes`' arrays."""
+    offsets = data["offsets"]
+    fields = {key[len("state/") :]: data[key] for key in data if key.startswith("state/")}
+    actions, env_rewards = data["actions"], data["env_rewards"]
+    records = []
+    for i in range(len(offsets) - 1):
+        start, end = int(offsets[i]), int(offsets[i + 1])
+        # State rows are offset by one extra row per earlier episode.
+        s_start, s_end = start + i, end + i + 1
+        episode = Episode(
+            states={
+                name: values[s_start:s_end].astype(np.float64) for name, values in fields.items()
+            },
+            actions=actions[start:end],
+            env_rewards=env_rewards[start:end].astype(np.float64),
+            terminated=bool(data["terminated"][i]),
+            truncated=bool(data["truncated"][i]),
+        )
+        success = int(data["success"][i])
+        records.append((episode, float(data["fitness"][i]), None if success < 0 else bool(success)))
     return records

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import gymnasium as gym
 import numpy as np
-from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnvWrapper
 
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.envs.schema import FieldRecord, Slot, StateBatch, StateSchema
-from rewardsmith.reward.call import call_reward, exception_category
-from rewardsmith.reward.check import check_output
-from rewardsmith.reward.errors import RewardError
-from rewardsmith.reward.loader import RewardFn, user_traceback
+from rewardsmith.reward.call import call_reward, call_reward_batches
+from rewardsmith.reward.loader import RewardFn
 
 __all__ = [
     "STATE_KEY",
+    "BatchReward",
     "ContractRewardVecEnv",
+    "InProcessReward",
     "StateFieldsWrapper",
     "StateVecEnv",
     "call_reward",
@@ -165,32 +164,26 @@ def batch_actions(actions: np.ndarray, action_space: gym.Space) -> np.ndarray:
     return np.array(actions, dtype=np.float64).reshape(len(actions), -1)
 
 
-_FLOAT64 = np.dtype(np.float64)
+class BatchReward(Protocol):
+    """A checked reward: state batches in, float64 `[N]` total and components out, or a
+    RewardError. The worker's is a `RewardProcess` (the code runs in a process of its own)."""
+
+    def __call__(
+        self, state: StateBatch, action: np.ndarray, next_state: StateBatch, step: int | None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]: ...
 
 
-def _well_formed(result: Any, n: int) -> np.ndarray | None:
-    """The total when `result` plainly meets the contract, else None (then `check_output` decides).
+class InProcessReward:
+    """A loaded reward called in this process: for tests and benchmarks of the reward path, never
+    for candidate code in training (see `rewardsmith.sandbox.reward_process`)."""
 
-    The fast path for the common case: exact float64 `[n]` arrays under string keys, all finite
-    (their sum is finite only if every value is). `check_output` accepts the same results and
-    names the error for any other, so behaviour is the same, only cheaper on every step.
-    """
-    if type(result) is not tuple or len(result) != 2:
-        return None
-    total, parts = result
-    if type(parts) is not dict:
-        return None
-    shape = (n,)
-    arrays = [total, *parts.values()]
-    for values in arrays:
-        if type(values) is not np.ndarray or values.dtype is not _FLOAT64 or values.shape != shape:
-            return None
-    for name in parts:
-        if type(name) is not str:
-            return None
-    if not math.isfinite(np.add.reduce(np.array(arrays), axis=None)):
-        return None
-    return total
+    def __init__(self, reward_fn: RewardFn, filename: str) -> None:
+        self.reward_fn, self.filename = reward_fn, filename
+
+    def __call__(
+        self, state: StateBatch, action: np.ndarray, next_state: StateBatch, step: int | None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        return call_reward_batches(self.reward_fn, state, action, next_state, step, self.filename)
 
 
 class ContractRewardVecEnv(VecEnvWrapper):
@@ -201,32 +194,13 @@ class ContractRewardVecEnv(VecEnvWrapper):
     `state` wherever no episode ended (where one did, the reset state is).
     """
 
-    def __init__(self, venv: StateVecEnv, reward_fn: RewardFn, filename: str) -> None:
+    def __init__(self, venv: StateVecEnv, reward: BatchReward) -> None:
         super().__init__(venv)
         self._states = venv
-        self._reward_fn = reward_fn
-        self._filename = filename
+        self._reward = reward
         self._actions: np.ndarray | None = None
         self._state = StateBatch({})
         self.steps = 0
-
-    def _call(self, action: np.ndarray, next_state: StateBatch) -> np.ndarray:
-        """One checked reward call; returns the total as float64 `[N]`."""
-        try:
-            result = self._reward_fn(self._state, action, next_state)
-        except RewardError:
-            raise
-        except Exception as exc:
-            raise RewardError(
-                exception_category(exc),
-                f"{type(exc).__name__}: {exc}",
-                step=self.steps,
-                traceback=user_traceback(exc, self._filename),
-            ) from None
-        total = _well_formed(result, self.num_envs)
-        if total is None:
-            total = check_output(result, self.num_envs, self.steps)[0]
-        return total
 
     def reset(self) -> Any:
         obs = self.venv.reset()
@@ -243,7 +217,7 @@ class ContractRewardVecEnv(VecEnvWrapper):
         next_state, start = self._states.states_after_step(obs, dones, infos)
         action = batch_actions(self._actions, self.action_space)
         self.steps += self.num_envs
-        total = self._call(action, next_state)
+        total, _ = self._reward(self._state, action, next_state, self.steps)
         self._state = next_state if start is None else start
         return obs, total.astype(np.float32), dones, infos
 
@@ -253,13 +227,3 @@ def make_vec_env(adapter: TaskAdapter, n_envs: int, seed: int) -> StateVecEnv:
     venv = StateVecEnv(adapter, n_envs)
     venv.seed(seed)
     return venv
-
-
-def unwrap_reward_env(venv: VecEnv) -> ContractRewardVecEnv | None:
-    """Find the contract wrapper inside a wrapper chain (e.g. under VecNormalize)."""
-    current: Any = venv
-    while current is not None:
-        if isinstance(current, ContractRewardVecEnv):
-            return current
-        current = getattr(current, "venv", None)
-    return None

@@ -1,13 +1,16 @@
 """The training worker: read a job, train a policy on the candidate reward, log, write the result.
 
-Runs inside the sandbox as `python -m rewardsmith.sandbox.worker JOB_DIR`; it is the only process
-that executes candidate reward code. Read top to bottom: config, environments, model, reflection
-callback, training loop, result. Nothing it writes decides the candidate's fitness: the separate
-evaluator (`rewardsmith.sandbox.evaluate`) does that without loading reward code.
+Runs inside the sandbox as `python -m rewardsmith.sandbox.worker JOB_DIR`. It is the learner:
+trusted code only. The candidate reward runs in a child process of its own, confined further
+(`rewardsmith.sandbox.reward_process`), which cannot reach this process's memory or the job
+directory; only this process writes the weights, metrics and result. Read top to bottom: config,
+environments, model, reflection callback, training loop, result. Nothing it writes decides the
+candidate's fitness: the separate evaluator (`rewardsmith.sandbox.evaluate`) does that.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -21,25 +24,24 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import Episode, TaskAdapter
+from rewardsmith.envs.schema import StateBatch
 from rewardsmith.reward.errors import RewardError
-from rewardsmith.reward.loader import RewardFn, load_reward
-from rewardsmith.runs.atomic import write_json
 from rewardsmith.sandbox import job as files
+from rewardsmith.sandbox.atomic import write_json
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.policy_io import build_model, save_obs_stats, save_policy
+from rewardsmith.sandbox.reward_process import RewardProcess, RewardProcessDied
 from rewardsmith.sandbox.rollout import rollout_episodes, summarize
-from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv, call_reward, make_vec_env
+from rewardsmith.sandbox.vec_reward import BatchReward, ContractRewardVecEnv, make_vec_env
 
 EVAL_SEED_OFFSET = 10_000
 
 
-def episode_components(
-    reward_fn: RewardFn, episode: Episode, filename: str, step: int
-) -> dict[str, float]:
+def episode_components(reward: BatchReward, episode: Episode, step: int) -> dict[str, float]:
     """Sum each reward component (and the total) over one episode, calling the reward once, batched."""
-    state = {name: values[:-1] for name, values in episode.states.items()}
-    next_state = {name: values[1:] for name, values in episode.states.items()}
-    total, components = call_reward(reward_fn, state, episode.actions, next_state, step, filename)
+    state = StateBatch({name: values[:-1] for name, values in episode.states.items()})
+    next_state = StateBatch({name: values[1:] for name, values in episode.states.items()})
+    total, components = reward(state, episode.actions, next_state, step)
     sums = {name: float(values.sum()) for name, values in components.items()}
     sums["__total__"] = float(total.sum())
     return sums
@@ -53,12 +55,11 @@ class ReflectionCallback(BaseCallback):
         adapter: TaskAdapter,
         job: TrainJob,
         job_dir: Path,
-        reward_fn: RewardFn | None,
-        filename: str,
+        reward: BatchReward | None,
     ) -> None:
         super().__init__()
         self.adapter, self.job, self.job_dir = adapter, job, job_dir
-        self.reward_fn, self.filename = reward_fn, filename
+        self.reward = reward
         self.every = max(job.steps // job.n_checkpoints, 1)
         self.next_checkpoint = self.every
         self.last_checkpoint_step = -1
@@ -76,11 +77,8 @@ class ReflectionCallback(BaseCallback):
             self.adapter, self.policy, self.job.eval_episodes, self.job.seed + EVAL_SEED_OFFSET
         )
         record = {"step": self.num_timesteps, **summarize(self.adapter, episodes)}
-        if self.reward_fn is not None:
-            per_episode = [
-                episode_components(self.reward_fn, e, self.filename, self.num_timesteps)
-                for e in episodes
-            ]
+        if self.reward is not None:
+            per_episode = [episode_components(self.reward, e, self.num_timesteps) for e in episodes]
             means = {
                 name: float(np.mean([c[name] for c in per_episode])) for name in per_episode[0]
             }
@@ -113,30 +111,41 @@ def main(job_dir: Path) -> int:
     adapter = load_task(job.task_id, task_file)
     reward_path = job_dir / files.REWARD_FILE
     result: dict[str, Any] = {"status": "ok"}
-    try:
-        # Environments with the candidate reward applied through a wrapper.
-        reward_fn = None if job.env_reward else load_reward(reward_path)
-        env: Any = make_vec_env(adapter, job.n_envs, job.seed)
-        if reward_fn is not None:
-            env = ContractRewardVecEnv(env, reward_fn, str(reward_path))
-        if job.normalize_obs:
-            env = VecNormalize(env, gamma=job.hyperparams.get("gamma", 0.99))
-        # The learner, and the callback that records the reflection data.
-        model = build_model(job, env)
-        callback = ReflectionCallback(adapter, job, job_dir, reward_fn, str(reward_path))
+    with contextlib.ExitStack() as cleanup:
         try:
-            model.learn(total_timesteps=job.steps, callback=callback)
-            if model.num_timesteps - callback.last_checkpoint_step >= callback.every // 2:
-                callback.checkpoint()
-        finally:
-            # Keep what was learned so far, even when the reward failed mid-training.
-            save_policy(model, job_dir / files.POLICY_FILE)
-            if isinstance(env, VecNormalize):
-                stats: Any = env.obs_rms  # one RunningMeanStd for Box observations
-                save_obs_stats(stats.mean, stats.var, job_dir / files.OBS_STATS_FILE)
-        result["steps"] = model.num_timesteps
-    except RewardError as error:
-        result = {"status": "error", **error.to_dict()}
+            reward: RewardProcess | None = None
+            if not job.env_reward:
+                # The reward's code runs only in its own process, from here on.
+                reward = cleanup.enter_context(
+                    RewardProcess(reward_path.read_text(), str(reward_path), adapter.schema.names)
+                )
+                result["reward_confinement"] = reward.mechanisms
+            # Environments with the candidate reward applied through a wrapper.
+            env: Any = make_vec_env(adapter, job.n_envs, job.seed)
+            if reward is not None:
+                env = ContractRewardVecEnv(env, reward)
+            if job.normalize_obs:
+                env = VecNormalize(env, gamma=job.hyperparams.get("gamma", 0.99))
+            # The learner, and the callback that records the reflection data.
+            model = build_model(job, env)
+            callback = ReflectionCallback(adapter, job, job_dir, reward)
+            try:
+                model.learn(total_timesteps=job.steps, callback=callback)
+                if model.num_timesteps - callback.last_checkpoint_step >= callback.every // 2:
+                    callback.checkpoint()
+            finally:
+                # Keep what was learned so far, even when the reward failed mid-training.
+                save_policy(model, job_dir / files.POLICY_FILE)
+                if isinstance(env, VecNormalize):
+                    stats: Any = env.obs_rms  # one RunningMeanStd for Box observations
+                    save_obs_stats(stats.mean, stats.var, job_dir / files.OBS_STATS_FILE)
+            result["steps"] = model.num_timesteps
+        except RewardError as error:
+            result = {"status": "error", **error.to_dict()}
+        except RewardProcessDied as died:
+            # Die as the reward did, so the orchestrator names it as it would in one process.
+            print(f"worker: {died}", file=sys.stderr, flush=True)
+            return died.exit_code
     write_json(job_dir / files.RESULT_FILE, result)
     return 0
 

@@ -22,6 +22,7 @@ from rewardsmith.reward.loader import RewardFn, load_reward
 from rewardsmith.sandbox.vec_reward import (
     STATE_KEY,
     ContractRewardVecEnv,
+    InProcessReward,
     StateFieldsWrapper,
     batch_actions,
     call_reward,
@@ -139,7 +140,9 @@ def test_human_reward_matches_through_vec_wrappers(task: str, tmp_path: Path) ->
 
     # The training wrappers over short-limit environments that report their float64 reward.
     adapter.make_env = lambda: RecordEnvReward(short_env(adapter))  # type: ignore[method-assign]
-    env = ContractRewardVecEnv(make_vec_env(adapter, N_ENVS, seed=5), recording, filename)
+    env = ContractRewardVecEnv(
+        make_vec_env(adapter, N_ENVS, seed=5), InProcessReward(recording, filename)
+    )
     env.reset()
     env.action_space.seed(5)
     ended = 0

@@ -18,6 +18,7 @@ from rewardsmith.envs import load_task
 from rewardsmith.reward.check import check_output
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.loader import load_reward
+from rewardsmith.sandbox.reward_process import RewardProcess
 from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv, call_reward, make_vec_env
 
 E = ErrorCategory
@@ -183,14 +184,23 @@ TRAINING_CASES = {
 }
 
 
+CARTPOLE = load_task("cartpole")
+
+
+def training_reward(filename: str) -> RewardProcess:
+    """The reward as training runs it: in a reward process of its own."""
+    return RewardProcess(Path(filename).read_text(), filename, CARTPOLE.schema.names)
+
+
 @pytest.mark.parametrize("case", TRAINING_CASES)
 def test_training_wrapper_raises_the_same_categories(case: str, tmp_path: Path) -> None:
     body, category, component = TRAINING_CASES[case]
-    fn, filename = write_reward(tmp_path, body)
-    env = ContractRewardVecEnv(make_vec_env(load_task("cartpole"), 3, seed=0), fn, filename)
-    env.reset()
-    with pytest.raises(RewardError) as caught:
-        env.step(np.zeros(3, dtype=np.int64))
+    _fn, filename = write_reward(tmp_path, body)
+    with training_reward(filename) as reward:
+        env = ContractRewardVecEnv(make_vec_env(CARTPOLE, 3, seed=0), reward)
+        env.reset()
+        with pytest.raises(RewardError) as caught:
+            env.step(np.zeros(3, dtype=np.int64))
     assert caught.value.category == category
     assert caught.value.component == component
     assert caught.value.step == 3  # environment steps so far, counted over the 3 environments
@@ -202,9 +212,10 @@ def test_training_wrapper_accepts_what_check_output_accepts(tmp_path: Path) -> N
         "    t = np.ones(len(action), dtype=np.float32)\n"
         "    return t, {'count': np.arange(len(action)), 'flag': t > 0}\n"
     )
-    fn, filename = write_reward(tmp_path, body)
-    env = ContractRewardVecEnv(make_vec_env(load_task("cartpole"), 3, seed=0), fn, filename)
-    env.reset()
-    for _ in range(4):
-        _obs, rewards, _dones, _infos = env.step(np.zeros(3, dtype=np.int64))
-        assert rewards.tolist() == [1.0, 1.0, 1.0]
+    _fn, filename = write_reward(tmp_path, body)
+    with training_reward(filename) as reward:
+        env = ContractRewardVecEnv(make_vec_env(CARTPOLE, 3, seed=0), reward)
+        env.reset()
+        for _ in range(4):
+            _obs, rewards, _dones, _infos = env.step(np.zeros(3, dtype=np.int64))
+            assert rewards.tolist() == [1.0, 1.0, 1.0]

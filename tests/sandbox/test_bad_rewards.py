@@ -33,7 +33,7 @@ from rewardsmith.sandbox.smoke import SmokeReport, record_states, smoke_test
 from rewardsmith.sandbox.training import Sandbox, TrainOutcome, make_job, train_reward
 
 E = ErrorCategory
-LIMITS = Limits(wall_s=20, memory_mb=2048, processes=64, output_bytes=64_000)
+LIMITS = Limits(wall_s=45, memory_mb=2048, processes=64, output_bytes=64_000)
 TIMEOUT_LIMITS = Limits(wall_s=8, memory_mb=2048, processes=64, output_bytes=64_000)
 # How hostile code reaches modules the static check forbids.
 MODULES = 'vars(getattr(typing, "s" + "ys"))["mod" + "ules"]'
@@ -410,7 +410,11 @@ def test_20_canary_key_never_reaches_the_worker(
     body = """\
     os = imp('os')
     found = [repr(dict(os.environ))]
-    for pid in ['self', str(os.getppid()), '1'] + [p for p in os.listdir('/proc') if p.isdigit()]:
+    try:
+        pids = [p for p in os.listdir('/proc') if p.isdigit()]
+    except OSError as exc:  # the reward process may not even list /proc
+        pids, _ = [], found.append('/proc: ' + str(exc))
+    for pid in ['self', str(os.getppid()), '1'] + pids:
         try:
             environ = imp('io').open('/proc/' + pid + '/environ', 'rb').read()
             found.append(environ.decode(errors='replace'))
@@ -418,13 +422,15 @@ def test_20_canary_key_never_reaches_the_worker(
             found.append(pid + ': ' + str(exc))
     text = ' '.join(found)
     print(text)
-    imp('io').open('leak.txt', 'w').write(text)
+    try:  # the reward process has no writable directory: this fails, but must not leak either
+        imp('io').open('leak.txt', 'w').write(text)
+    except OSError:
+        pass
     raise ValueError(text[:3000])
 """
     outcome = train(cartpole, sandbox, reward(body, ESCAPE), tmp_path)
     error = expect(outcome, E.RUNTIME_ERROR)
-    assert "PATH" in error.message  # the worker did read its environment...
-    assert (tmp_path / "job" / "leak.txt").exists()
+    assert "PATH" in error.message  # the reward did read its environment...
     assert CANARY not in str(error.to_dict())  # ...which held no key
     for path in tmp_path.rglob("*"):
         if path.is_file():

@@ -54,18 +54,27 @@ def test_worker_sees_no_network_no_capabilities_and_a_read_only_root(
         assert facts["uid"] == 65534
 
 
-def test_without_bubblewrap_the_fallback_warns_and_still_cuts_the_network(tmp_path: Path) -> None:
+def test_without_bubblewrap_landlock_keeps_the_root_read_only_and_cuts_the_network(
+    tmp_path: Path,
+) -> None:
     sandbox = ProcessSandbox(use_bwrap=False)
-    if sandbox.unshare is None:
-        pytest.skip("no unshare here")
+    if not sandbox.landlock:
+        pytest.skip("this kernel has no Landlock")
     run = sandbox.run(
         "rewardsmith.sandbox.docker.probe", [], [tmp_path], Limits(wall_s=60, memory_mb=1024)
     )
     assert run.returncode == 0, run.output
-    assert any("NOT read-only" in w and "bubblewrap" in w for w in run.warnings)
+    if sandbox.unshare:  # without namespaces it warns that seccomp alone keeps the network out
+        assert run.warnings == []
+    assert "landlock" in sandbox.isolation() and "seccomp" in sandbox.isolation()
+    assert run.mechanisms[:2] == [f"landlock v{sandbox.landlock}", "seccomp"]
     facts = json.loads(run.output.strip().splitlines()[-1])
-    assert facts["interfaces"] == ["lo"] and set(facts["capabilities"]) == {"0"}
-    assert facts["visible_processes"] <= 3
+    assert not facts["root_writable"] and not facts["package_writable"] and facts["cwd_writable"]
+    assert set(facts["capabilities"]) == {"0"}
+    if sandbox.unshare:
+        assert facts["interfaces"] == ["lo"] and facts["visible_processes"] <= 3
+    if os.geteuid() == 0:
+        assert facts["uid"] == 65534
 
 
 def test_environment_is_an_allow_list(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -87,7 +96,12 @@ def test_bubblewrap_command_binds_only_the_job_dir_writable(tmp_path: Path) -> N
     pairs = list(itertools.pairwise(cmd))
     assert ("--bind", str(job)) in pairs and ("--ro-bind", str(other)) in pairs
     assert [p for p in pairs if p[0] == "--bind"] == [("--bind", str(job))]
-    assert ("--ro-bind", "/") in pairs and ("--ro-bind", "/proc/sys") in pairs
+    assert ("--ro-bind", "/proc/sys") in pairs and ("--remount-ro", "/") in pairs
+    assert ("--ro-bind", "/") not in pairs  # a minimal root, not the host's
+    bound = {b for flag, b in pairs if flag in ("--bind", "--ro-bind", "--ro-bind-try")}
+    assert "/usr" in bound and "/etc/ld.so.cache" in bound
+    assert not {"/var", "/var/tmp", "/home", "/root", "/run", "/srv", "/etc"} & bound
+    assert "rewardsmith.sandbox.confine" in cmd  # Landlock and seccomp inside, too
     for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session"):
         assert flag in cmd
     if os.geteuid() == 0:

@@ -1,0 +1,229 @@
+"""What the process backend wraps a worker in on this machine, and the command line for it.
+
+Every worker starts through the confine launcher (`confine.py`: Landlock, seccomp, uid `nobody`
+as root), inside bubblewrap's minimal root where bubblewrap works, else inside `unshare`'s network
+and PID namespaces with the launcher hiding the host's homes, stores and socket directories.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+LAUNCHER = "rewardsmith.sandbox.confine"
+NOBODY = 65534
+TMP_BYTES = 64 * 1024 * 1024  # the worker's /tmp under bubblewrap; its scratch is the job dir
+
+# What every worker may read besides the interpreter, the packages and its readable dirs.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# The /etc files glibc and Python read. The rest of /etc (keys, credentials, the host's
+# configuration) is not there under bubblewrap and not readable under Landlock.
+ETC_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/hosts",
+    "/etc/gai.conf",
+    "/etc/protocols",
+    "/etc/services",
+    "/etc/mime.types",
+    "/etc/os-release",
+)
+DEVICES = ("/dev/urandom", "/dev/random", "/dev/zero")
+DEVICES_WRITABLE = ("/dev/null", "/dev/full")
+SYS_READABLE = ("/sys/devices/system/cpu",)  # the CPU topology BLAS and torch size threads by
+# Without a PID namespace /proc shows every process: the worker reads only its own and these.
+PROC_GLOBAL = ("/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat")
+# Files in /proc a uid-0 process could write even without capabilities: read-only binds.
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+# Without bubblewrap, covered with empty tmpfs where the launcher can mount: other runs' stores,
+# homes, socket files. What the worker needs inside them is put back.
+HIDDEN = (
+    "/home",
+    "/root",
+    "/tmp",
+    "/var",
+    "/run",
+    "/srv",
+    "/mnt",
+    "/media",
+    "/opt",
+    "/dev/shm",
+    "/dev/mqueue",
+)
+
+
+def interpreter_paths() -> list[Path]:
+    """Paths the worker must read: the interpreter's prefixes and the package's source.
+
+    The package directory, not the checkout around it (which may hold a `.env` or a run store),
+    unless a `.pth` file puts that checkout on the path: Python must then list it to import.
+    """
+    import rewardsmith
+
+    package = Path(rewardsmith.__file__).resolve().parent
+    paths = {Path(sys.prefix), Path(sys.base_prefix), package}
+    if package.parent in _pth_paths():
+        paths.add(package.parent)
+    return sorted(paths)
+
+
+def _pth_paths() -> set[Path]:
+    """Directories the site-packages' `.pth` files add to every interpreter's path."""
+    import site
+
+    found = set()
+    for directory in site.getsitepackages():
+        for pth in Path(directory).glob("*.pth"):
+            try:
+                lines = pth.read_text().splitlines()
+            except (OSError, UnicodeDecodeError):
+                continue
+            for line in lines:
+                if line.strip() and not line.startswith(("#", "import ", "import\t")):
+                    found.add((Path(directory) / line.strip()).resolve())
+    return found
+
+
+def _succeeds(command: list[str]) -> bool:
+    try:
+        return subprocess.run(command, capture_output=True, timeout=30, check=False).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+@functools.lru_cache(maxsize=4)
+def bwrap_works(bwrap: str) -> bool:
+    """Whether bubblewrap can make its namespaces here (not in every container it can)."""
+    probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net"]
+    return _succeeds([*probe, "--unshare-pid", "--die-with-parent", "--", "/bin/true"])
+
+
+@functools.lru_cache(maxsize=4)
+def unshare_works(unshare: str, root: bool) -> bool:
+    """Whether `unshare` can make network and PID namespaces here (as root or in a user one)."""
+    return _succeeds([*unshare_prefix(unshare, root), "/bin/true"])
+
+
+def unshare_prefix(unshare: str, root: bool) -> list[str]:
+    cmd = [unshare, "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--uts"]
+    if not root:
+        cmd.insert(1, "--map-root-user")
+    return [*cmd, "--"]
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The mechanisms this machine gives a worker, and the command line that applies them."""
+
+    bwrap: str | None  # bubblewrap, if it works here
+    unshare: str | None  # unshare, if it works here (used only without bubblewrap)
+    landlock: int  # the kernel's Landlock ABI, 0 without
+    root: bool  # the orchestrator is root
+    nobody: bool  # ...and the worker drops to `nobody`
+
+    @property
+    def namespaces(self) -> bool:
+        return self.bwrap is not None or self.unshare is not None
+
+    def mechanisms(self) -> list[str]:
+        """What is in force, e.g. ["bubblewrap", "landlock v7", "seccomp", "uid nobody", ...]."""
+        found = ["bubblewrap"] if self.bwrap else []
+        found += [f"landlock v{self.landlock}"] if self.landlock else []
+        found.append("seccomp")
+        if self.nobody:
+            found.append("uid nobody")
+        elif self.root:
+            found.append("root without capabilities")
+        else:
+            found.append("this user without capabilities")
+        if self.namespaces:
+            found.append("network namespace")
+        if not self.bwrap and (self.root or self.unshare):
+            found.append("host dirs hidden")
+        return found
+
+    def command(self, python: list[str], writable: list[Path], readable: list[Path]) -> list[str]:
+        """The full command line: the wrapper, then the launcher, then `python`."""
+        read = [*interpreter_paths(), *readable, *map(Path, (*SYSTEM_DIRS, *ETC_FILES, *DEVICES))]
+        read += map(Path, SYS_READABLE)
+        write = [*writable, *map(Path, DEVICES_WRITABLE)]
+        read += [Path("/proc")] if self.namespaces else map(Path, PROC_GLOBAL)
+        if self.bwrap:
+            inner = self._launcher(read, [*write, Path("/tmp")], [], python)
+            return self._bubblewrap(writable, readable, inner)
+        hide = [*HIDDEN, os.environ.get("HOME", "/root")] if self.root or self.unshare else []
+        inner = self._launcher(read, write, [Path(h) for h in hide], python)
+        return [*unshare_prefix(self.unshare, self.root), *inner] if self.unshare else inner
+
+    def _launcher(
+        self, read: Sequence[Path], write: Sequence[Path], hide: Sequence[Path], python: list[str]
+    ) -> list[str]:
+        cmd = [sys.executable, "-m", LAUNCHER]
+        for flag, paths in (("--read", read), ("--write", write), ("--hide", hide)):
+            for path in paths:
+                cmd += [flag, str(path)]
+        if self.nobody:
+            cmd += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
+        if not self.bwrap:
+            cmd.append("--require-landlock")  # Landlock is then the filesystem boundary
+        return [*cmd, "--", *python]
+
+    def _bubblewrap(
+        self, writable: list[Path], readable: list[Path], inner: list[str]
+    ) -> list[str]:
+        """A root of read-only binds: nothing of the host but what the worker needs."""
+        assert self.bwrap is not None
+        cmd = [self.bwrap]
+        made = {Path("/")}  # directories made inside
+        bound: list[Path] = []  # directories bound whole: what lies beneath them exists too
+
+        def add(option: str, path: Path, *extra: str) -> None:
+            """`option` at `path`, after its missing parents (mode 0755, not bwrap's 0700)."""
+            for parent in reversed(path.parents):
+                if parent not in made and not any(parent.is_relative_to(b) for b in bound):
+                    cmd.extend(["--perms", "0755", "--dir", str(parent)])
+                    made.add(parent)
+            if option in ("--bind", "--ro-bind"):
+                cmd.extend([*extra, option, str(path), str(path)])
+                bound.append(path)
+            else:
+                cmd.extend([*extra, option, str(path)])
+                made.add(path)
+
+        for name in SYSTEM_DIRS:
+            if os.path.islink(name):  # usr-merge: /lib -> usr/lib
+                cmd += ["--symlink", os.readlink(name), name]
+            elif os.path.isdir(name):
+                add("--ro-bind", Path(name))
+        for name in (*ETC_FILES, *SYS_READABLE):
+            if os.path.exists(name):
+                add("--ro-bind", Path(name))
+        add("--dev", Path("/dev"))
+        add("--proc", Path("/proc"))
+        for name in PROC_READ_ONLY:
+            if os.path.exists(name):
+                cmd += ["--ro-bind", name, name]
+        add("--tmpfs", Path("/tmp"), "--perms", "1777", "--size", str(TMP_BYTES))
+        needed = {p: "--ro-bind" for p in [*interpreter_paths(), *readable]}
+        needed.update({p: "--bind" for p in writable})
+        for path in sorted(needed, key=lambda p: len(p.parts)):  # parents before children
+            add(needed[path], path)
+        cmd += ["--remount-ro", "/dev", "--remount-ro", "/"]
+        cmd += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+        cmd += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+        cmd += ["--chdir", str(writable[0])]
+        if self.root:
+            cmd += ["--cap-drop", "ALL"]
+            if self.nobody:  # the launcher drops to nobody itself
+                cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        return [*cmd, "--", *inner]

@@ -1,0 +1,162 @@
+"""The reward process: the only place candidate reward code runs during training.
+
+The learner (Stable-Baselines3 and the simulator, trusted code) starts this module as its child,
+`python -m rewardsmith.sandbox.reward_host FD_IN FD_OUT`, and talks to it over two pipes
+(`rewardsmith.sandbox.reward_wire`). Before it reads the reward's source from the pipe, this
+process confines itself further than the sandbox around both of them:
+
+- its own user and PID namespaces where the kernel allows it (the learner's PID does not exist
+  for it: it can neither signal nor trace it);
+- Landlock: nothing writable at all, and nothing readable but the interpreter and the installed
+  packages (not the job directory, so it cannot touch the weights, metrics or results that the
+  learner writes, nor read them);
+- seccomp: no ptrace, no namespaces, no mounts, no network sockets.
+
+The learner makes itself non-dumpable before it sends the source, so even where no namespace
+can be made, this process (same uid) cannot read the learner's memory through `/proc`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from rewardsmith.sandbox import reward_wire as wire
+
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+
+
+def readable_paths() -> list[Path]:
+    """What the reward process may read: the interpreter, the installed packages, system libs."""
+    from rewardsmith.sandbox.process_isolation import interpreter_paths
+
+    system = [Path(p) for p in ("/usr", "/lib", "/lib64", "/etc/ld.so.cache")]
+    return [*interpreter_paths(), *(p for p in system if p.exists())]
+
+
+def enter_own_namespaces() -> str | None:
+    """New user and PID namespaces, then fork: the child is PID 1 of a namespace of its own.
+
+    The parent waits and exits as its child did, so the learner sees one process die. Returns
+    a description when it worked, None where the kernel or the outer sandbox forbids it.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
+        return None
+    pid = os.fork()
+    if pid:
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            os._exit(128 + os.WTERMSIG(status))
+        os._exit(os.waitstatus_to_exitcode(status))
+    return "own user and PID namespaces"
+
+
+def confine() -> list[str]:
+    """Every layer this machine allows; returns their names for the learner's record."""
+    in_force: list[str] = []
+    namespaces = enter_own_namespaces()
+    if namespaces:
+        in_force.append(namespaces)
+    from rewardsmith.sandbox.confine import ConfinementError, confine_self
+
+    try:
+        in_force += confine_self(readable=readable_paths(), writable=[])
+    except ConfinementError as exc:  # the sandbox around the learner still holds; say so
+        in_force.append(f"not confined further: {exc}")
+    return in_force
+
+
+class _NeedField(BaseException):
+    """Raised into reward code that reads a field the learner has not sent yet."""
+
+
+class SentFields:
+    """The fields the learner sent for one call; records any other field the reward asked for."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], missing: set[str]) -> None:
+        self.arrays, self.missing = arrays, missing
+
+    def field(self, name: str) -> np.ndarray:
+        array = self.arrays.get(name)
+        if array is None:
+            self.missing.add(name)
+            raise _NeedField(name)
+        return array
+
+
+def serve(channel: wire.Channel, mechanisms: list[str]) -> None:
+    """Load the reward from the first message, then answer calls until the learner hangs up."""
+    from rewardsmith.envs.schema import StateBatch
+    from rewardsmith.reward.call import call_reward_batches
+    from rewardsmith.reward.errors import RewardError
+
+    init = channel.receive_init()
+    filename = init.filename
+    try:
+        reward_fn = _load(init.source, filename)
+    except RewardError as load_error:
+        channel.send_error(load_error)
+        return
+    channel.send_ready(mechanisms)
+    names = init.field_names
+    while True:
+        call = channel.receive_call()
+        if call is None:
+            return
+        missing: set[str] = set()
+        state = StateBatch.from_source(names, SentFields(call.state, missing))
+        next_state = StateBatch.from_source(names, SentFields(call.next_state, missing))
+        error: RewardError | None = None
+        try:
+            total, components = call_reward_batches(
+                reward_fn, state, call.action, next_state, call.step, filename
+            )
+        except RewardError as failed:
+            error = failed
+        except _NeedField:
+            pass
+        if missing:  # the reward read fields that were not sent (whatever it did with the signal)
+            channel.send_need(sorted(missing))
+        elif error is not None:
+            channel.send_error(error)
+        else:
+            channel.send_result(total, components)
+
+
+def _load(source: str, filename: str) -> Any:
+    """Check and execute the reward module from its source (the job dir is not readable here)."""
+    from rewardsmith.reward.loader import load_reward_source
+
+    return load_reward_source(source, filename)
+
+
+def main(fd_in: int, fd_out: int) -> int:
+    # Namespaces need a single-threaded process, and Landlock confines only the calling thread:
+    # confine before anything (numpy included) can start a thread.
+    mechanisms = confine()
+    from rewardsmith.reward.errors import RewardError
+    from rewardsmith.sandbox import reward_wire as wire
+
+    channel = wire.Channel(fd_in, fd_out)
+    try:
+        serve(channel, mechanisms)
+    except (wire.WireError, RewardError) as error:  # the learner hung up or sent garbage
+        print(f"reward process: {error}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    # Exit straight away: an atexit hook planted by the reward must not run after the last call.
+    code = main(int(sys.argv[1]), int(sys.argv[2]))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

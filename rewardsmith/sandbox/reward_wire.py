@@ -1,0 +1,313 @@
+"""The messages between the learner and the reward process, and their checks.
+
+Each message is one frame on a pipe: a 4-byte length, then the bytes (one `write` per frame, and
+reads buffered, so a step's exchange costs one system call each way on each side). Control messages are JSON (`J` + the object).
+The two per-step messages are binary, because a step's exchange must cost microseconds: a call
+is `C`, the step and a layout id, then the raw arrays; a result is `R`, a names id, then float64
+`[N]` total and components. Layouts and component names are declared once in JSON (`layout`,
+`names`) and referred to by id until they change. No message is ever unpickled, and the learner
+reads the reward process's replies as hostile input: a capped length, a known kind, names and
+error fields checked, the payload exactly as long as the declared names say.
+
+learner -> reward process: `init` (source, file name, field names), then per step a `C` call
+(the action, and for each field the reward reads: state then next_state), preceded by a
+`layout` whenever the batch size, the action's shape or the fields sent change.
+reward process -> learner: `ready` (the confinement in force) or `error` after init; then per
+call an `R` result (preceded by `names` when its component names change), an `error` (a
+RewardError), or `need` (fields the reward read that were not sent: the learner adds them to
+what it sends and calls again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rewardsmith.reward.errors import ErrorCategory, RewardError
+
+HEADER_CAP = 64 * 1024
+MAX_COMPONENTS = 256
+NAME_CAP = 200
+MESSAGE_CAP = 4_000
+TRACEBACK_CAP = 20_000
+INIT_CAP = 16 * 1024 * 1024  # the reward's source rides in the init message
+_LENGTH = struct.Struct("=I")
+_CALL = struct.Struct("=cqi")  # kind, step (-1: none), layout id
+_RESULT = struct.Struct("=ci")  # kind, names id
+
+
+class WireError(Exception):
+    """A message that breaks the protocol, or the other side hung up."""
+
+
+@dataclass
+class Init:
+    source: str
+    filename: str
+    field_names: list[str]
+
+
+@dataclass
+class Call:
+    step: int | None
+    action: np.ndarray
+    state: dict[str, np.ndarray]
+    next_state: dict[str, np.ndarray]
+
+
+@dataclass
+class Reply:
+    """The reward process's answer: exactly one of ready / result / need / error."""
+
+    op: str
+    mechanisms: list[str] | None = None
+    total: np.ndarray | None = None
+    components: dict[str, np.ndarray] | None = None
+    need: list[str] | None = None
+    error: RewardError | None = None
+
+
+def _json(message: dict[str, Any]) -> bytes:
+    return b"J" + json.dumps(message, separators=(",", ":")).encode()
+
+
+def _control(frame: bytes) -> dict[str, Any]:
+    if len(frame) > HEADER_CAP and not frame.startswith(b"J"):
+        raise WireError(f"a message of {len(frame)} bytes")
+    try:
+        message = json.loads(frame[1:])
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WireError(f"a message that is not JSON ({exc})") from None
+    if not isinstance(message, dict) or not isinstance(message.get("op"), str):
+        raise WireError("a message without an op")
+    return message
+
+
+def _text(value: Any, cap: int, what: str, optional: bool = True) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise WireError(f"{what} is not text")
+    return value if len(value) <= cap else value[:cap] + f"... [{len(value) - cap} more chars]"
+
+
+def _integer(value: Any, what: str) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int:
+        raise WireError(f"{what} is not an integer")
+    return value
+
+
+def error_from_wire(data: Any) -> RewardError:
+    """A RewardError from the reward process's record, every field checked (it is untrusted)."""
+    if not isinstance(data, dict):
+        raise WireError("an error record that is not an object")
+    try:
+        category = ErrorCategory(str(data.get("category")))
+    except ValueError:
+        raise WireError(f"an unknown error category {str(data.get('category'))[:40]!r}") from None
+    message = _text(data.get("message"), MESSAGE_CAP, "the error message", optional=False)
+    assert message is not None
+    return RewardError(
+        category,
+        message,
+        step=_integer(data.get("step"), "the error step"),
+        component=_text(data.get("component"), NAME_CAP, "the error component"),
+        traceback=_text(data.get("traceback"), TRACEBACK_CAP, "the traceback"),
+        line=_integer(data.get("line"), "the error line"),
+        column=_integer(data.get("column"), "the error column"),
+    )
+
+
+def _names(value: Any, allowed: list[str] | None, what: str) -> list[str]:
+    if not isinstance(value, list) or len(value) > MAX_COMPONENTS:
+        raise WireError(f"{what} is not a list of at most {MAX_COMPONENTS} names")
+    for name in value:
+        if not isinstance(name, str) or not name or len(name) > NAME_CAP:
+            raise WireError(f"{what} holds a name that is not text of 1-{NAME_CAP} chars")
+        if allowed is not None and name not in allowed:
+            raise WireError(f"{what} names an unknown field {name[:40]!r}")
+    if len(set(value)) != len(value):
+        raise WireError(f"{what} repeats a name")
+    return value
+
+
+class Channel:
+    """One end of the pipe pair; the learner and the reward process each hold one."""
+
+    def __init__(self, fd_in: int, fd_out: int) -> None:
+        self._fd_in, self._fd_out = fd_in, fd_out
+        self._buffer = bytearray()
+        # Learner side: the layouts declared so far, and the component names the reward declared.
+        self._layouts: dict[tuple[Any, ...], int] = {}
+        self._names: dict[int, list[str]] = {}
+        # Reward process side: the declared layouts, and the names last declared.
+        self._declared: dict[
+            int, tuple[list[tuple[np.dtype[Any], tuple[int, ...], int]], list[str]]
+        ] = {}
+        self._last_names: list[str] | None = None
+        self._names_id = -1
+
+    def close(self) -> None:
+        for fd in (self._fd_in, self._fd_out):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _send(self, frame: bytes) -> None:
+        data = memoryview(_LENGTH.pack(len(frame)) + frame)
+        try:
+            while data:
+                data = data[os.write(self._fd_out, data) :]
+        except OSError as exc:
+            raise WireError(f"the other side hung up ({exc})") from None
+
+    def _receive(self, cap: int) -> bytes | None:
+        """The next frame, at most `cap` bytes (checked before reading it); None at end of file."""
+        buffer = self._buffer
+        size = None
+        while True:
+            if size is None and len(buffer) >= _LENGTH.size:
+                (size,) = _LENGTH.unpack_from(buffer)
+                if size > cap:
+                    raise WireError(f"a message of {size} bytes (at most {cap} expected)")
+            if size is not None and len(buffer) >= _LENGTH.size + size:
+                frame = bytes(buffer[_LENGTH.size : _LENGTH.size + size])
+                del buffer[: _LENGTH.size + size]
+                return frame
+            try:
+                chunk = os.read(self._fd_in, max(65536, (size or 0) + _LENGTH.size - len(buffer)))
+            except OSError as exc:
+                raise WireError(f"an unreadable message ({exc})") from None
+            if not chunk:
+                return None
+            buffer += chunk
+
+    # --- learner side ----------------------------------------------------------------------
+
+    def send_init(self, source: str, filename: str, field_names: list[str]) -> None:
+        self._send(
+            _json({"op": "init", "source": source, "filename": filename, "fields": field_names})
+        )
+
+    def send_call(
+        self,
+        step: int | None,
+        action: np.ndarray,
+        fields: list[tuple[str, np.ndarray, np.ndarray]],
+    ) -> None:
+        arrays = [action] + [a for _, before, after in fields for a in (before, after)]
+        key = (tuple((a.dtype.char, a.shape) for a in arrays), tuple(n for n, _, _ in fields))
+        layout = self._layouts.get(key)
+        if layout is None:
+            layout = self._layouts[key] = len(self._layouts)
+            declared = [[a.dtype.str, list(a.shape)] for a in arrays]
+            self._send(
+                _json({"op": "layout", "id": layout, "arrays": declared, "fields": list(key[1])})
+            )
+        head = _CALL.pack(b"C", -1 if step is None else step, layout)
+        self._send(b"".join([head, *(a.tobytes() for a in arrays)]))
+
+    def receive_reply(self, n: int | None, field_names: list[str]) -> Reply | None:
+        """The next reply, checked; None when the reward process hung up (it died)."""
+        while True:
+            cap = HEADER_CAP + (8 * n * (MAX_COMPONENTS + 1) if n else 0)
+            frame = self._receive(cap)
+            if frame is None:
+                return None
+            if frame[:1] == b"R" and n is not None:
+                return self._result(frame, n)
+            if frame[:1] != b"J":
+                raise WireError(f"a message of unknown kind {frame[:1]!r}")
+            message = _control(frame)
+            op = message["op"]
+            if op == "names":
+                names_id = _integer(message.get("id"), "the names id")
+                names = _names(message.get("names"), None, "the component names")
+                if names_id is None or names_id in self._names or len(self._names) > 1000:
+                    raise WireError("component names declared under a used or missing id")
+                self._names[names_id] = names
+                continue
+            if op == "ready":
+                mechanisms = _names(message.get("mechanisms", []), None, "the mechanisms")
+                return Reply(op, mechanisms=mechanisms)
+            if op == "error":
+                return Reply(op, error=error_from_wire(message.get("error")))
+            if op == "need":
+                return Reply(op, need=_names(message.get("fields"), field_names, "the fields"))
+            raise WireError(f"an unexpected reply {op[:40]!r}")
+
+    def _result(self, frame: bytes, n: int) -> Reply:
+        if len(frame) < _RESULT.size:
+            raise WireError("a result shorter than its header")
+        _, names_id = _RESULT.unpack_from(frame)
+        names = self._names.get(names_id)
+        if names is None:
+            raise WireError(f"a result with undeclared component names {names_id}")
+        payload = memoryview(frame)[_RESULT.size :]
+        if len(payload) != 8 * n * (len(names) + 1):
+            raise WireError(f"a result of {len(payload)} bytes for {len(names)} components")
+        values = np.frombuffer(payload, dtype=np.float64).reshape(len(names) + 1, n).copy()
+        values.flags.writeable = True
+        return Reply(
+            "result", total=values[0], components=dict(zip(names, values[1:], strict=True))
+        )
+
+    # --- reward process side ---------------------------------------------------------------
+
+    def receive_init(self) -> Init:
+        frame = self._receive(INIT_CAP)
+        if frame is None:
+            raise WireError("the learner hung up before sending the reward")
+        message = _control(frame)
+        return Init(str(message["source"]), str(message["filename"]), list(message["fields"]))
+
+    def receive_call(self) -> Call | None:
+        """The next call (layouts declared on the way are remembered); None when hung up."""
+        while True:
+            frame = self._receive(1 << 30)
+            if frame is None:
+                return None
+            if frame[:1] == b"J":
+                message = _control(frame)
+                layout = [
+                    (np.dtype(d), tuple(shape), math.prod(shape)) for d, shape in message["arrays"]
+                ]
+                self._declared[int(message["id"])] = (layout, list(message["fields"]))
+                continue
+            _, step, layout = _CALL.unpack_from(frame)
+            shapes, names = self._declared[layout]
+            offset, arrays = _CALL.size, list[np.ndarray]()
+            for dtype, shape, count in shapes:
+                arrays.append(np.frombuffer(frame, dtype, count, offset).reshape(shape))
+                offset += count * dtype.itemsize
+            state = {name: arrays[1 + 2 * i] for i, name in enumerate(names)}
+            next_state = {name: arrays[2 + 2 * i] for i, name in enumerate(names)}
+            return Call(None if step < 0 else step, arrays[0], state, next_state)
+
+    def send_ready(self, mechanisms: list[str]) -> None:
+        self._send(_json({"op": "ready", "mechanisms": mechanisms}))
+
+    def send_error(self, error: RewardError) -> None:
+        self._send(_json({"op": "error", "error": error.to_dict()}))
+
+    def send_need(self, names: list[str]) -> None:
+        self._send(_json({"op": "need", "fields": names}))
+
+    def send_result(self, total: np.ndarray, components: dict[str, np.ndarray]) -> None:
+        names = list(components)
+        if names != self._last_names:
+            self._last_names = names
+            self._names_id = len(self._names)
+            self._names[self._names_id] = names
+            self._send(_json({"op": "names", "id": self._names_id, "names": names}))
+        arrays = [total, *components.values()]
+        payload = [np.ascontiguousarray(a, dtype=np.float64).tobytes() for a in arrays]
+        self._send(b"".join([_RESULT.pack(b"R", self._names_id), *payload]))

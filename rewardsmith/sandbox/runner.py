@@ -1,0 +1,165 @@
+"""One way to run a sandboxed program and read back what it wrote.
+
+Training, evaluation, the smoke test, bank scoring and the doctor's probe all go through
+`run_job`: it makes the program's one writable directory fresh and writes its inputs there before
+the sandbox starts (`workdirs`), runs it with the backend's polling loop, keeps the output in a log
+outside every writable directory, classifies an abnormal exit with the one classifier below, and
+reads the program's record only through `worker_files` and a schema check. What comes back is
+the run, the checked record, or one named error; never a traceback.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from rewardsmith.reward.errors import ErrorCategory, RewardError
+from rewardsmith.sandbox.atomic import write_text
+from rewardsmith.sandbox.executor import Limits, SandboxRun
+from rewardsmith.sandbox.workdirs import Input, discard, fresh_dir, is_inside, write_inputs
+from rewardsmith.sandbox.worker_files import MissingWorkerFile, WorkerFileError
+
+TAIL_CHARS = 2000
+
+
+class Sandbox(Protocol):
+    name: str
+
+    def run(
+        self,
+        module: str,
+        args: list[str],
+        writable: list[Path],
+        limits: Limits,
+        on_poll: Callable[[], None] | None = None,
+        readable: list[Path] | None = None,
+    ) -> SandboxRun: ...
+
+
+@dataclass
+class JobRun:
+    """What became of one sandboxed program: its run, its checked record, or the named error."""
+
+    run: SandboxRun
+    record: Any = None
+    error: RewardError | None = None
+
+
+def run_job(
+    sandbox: Sandbox,
+    module: str,
+    args: list[str],
+    *,
+    workdir: Path,
+    inputs: Mapping[str, Input],
+    limits: Limits,
+    log_path: Path | None,
+    read: Callable[[Path], Any] | None = None,
+    what: str | None = None,
+    readable: Sequence[Path] = (),
+    on_poll: Callable[[], None] | None = None,
+    discard_inputs: Sequence[str] = (),
+) -> JobRun:
+    """Run `python -m module *args` with `workdir` (made fresh, holding `inputs`) its only
+    writable directory; `read(workdir)` returns the checked record or raises `WorkerFileError`.
+
+    `what` prefixes error messages ("smoke test on cartpole: ..."); `discard_inputs` names input
+    copies too large to keep, unlinked after the run. Exceptions from `on_poll` (a cancel) pass.
+    """
+    if log_path is not None and is_inside(log_path, workdir):
+        raise ValueError(f"the log {log_path} must not be inside the writable {workdir}")
+    fresh_dir(workdir)
+    write_inputs(workdir, inputs)
+    run = sandbox.run(module, args, [workdir], limits, on_poll, list(readable))
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(log_path, run.output)
+    try:
+        if run.returncode != 0 or run.timed_out or run.limit_hit:
+            return JobRun(run, error=classify_failure(run, limits, what))
+        if read is None:
+            return JobRun(run)
+        try:
+            return JobRun(run, record=read(workdir))
+        except MissingWorkerFile:
+            return JobRun(run, error=classify_failure(run, limits, what))
+        except WorkerFileError as bad:
+            return JobRun(run, error=bad_output(bad, run, what))
+    finally:
+        discard(workdir, discard_inputs)
+
+
+def log_beside(workdir: Path, name: str) -> Path:
+    """Where the orchestrator keeps a check's log: `logs/NAME.log` in the folder holding
+    `workdir` (the candidate's), never inside the directory the program may write."""
+    return workdir.parent / "logs" / f"{name}.log"
+
+
+def bad_output(bad: WorkerFileError, run: SandboxRun | None, what: str | None) -> RewardError:
+    """The named error for a worker file that could not be used."""
+    tail = run.output[-TAIL_CHARS:] if run is not None else None
+    return RewardError(ErrorCategory.BAD_WORKER_OUTPUT, _prefixed(what, str(bad)), traceback=tail)
+
+
+def classify_failure(run: SandboxRun, limits: Limits, what: str | None = None) -> RewardError:
+    """Turn an abnormal sandbox exit into the one named category the user sees."""
+    error = _classify(run, limits)
+    error.message = _prefixed(what, error.message)
+    return error
+
+
+def _classify(run: SandboxRun, limits: Limits) -> RewardError:
+    tail = run.output[-TAIL_CHARS:]
+    if run.limit_hit == "processes":
+        return RewardError(
+            ErrorCategory.PROCESS_LIMIT,
+            f"the worker hit the limit of {limits.processes} processes/threads; it was killed",
+            traceback=tail,
+        )
+    if run.timed_out:
+        return RewardError(
+            ErrorCategory.TIMEOUT,
+            f"the worker exceeded the {limits.wall_s:.0f} s wall-clock limit; "
+            "its process group was killed",
+            traceback=tail,
+        )
+    sig = run.signal
+    if sig == signal.SIGXCPU:
+        return RewardError(
+            ErrorCategory.TIMEOUT,
+            f"the worker exceeded the {limits.cpu_s} s CPU-time limit",
+            traceback=tail,
+        )
+    if run.limit_hit == "memory" or "MemoryError" in tail or sig == signal.SIGKILL:
+        return RewardError(
+            ErrorCategory.MEMORY_LIMIT,
+            f"the worker ran out of its {limits.memory_mb} MB memory limit",
+            traceback=tail,
+        )
+    if "Resource temporarily unavailable" in tail or "can't start new thread" in tail:
+        return RewardError(
+            ErrorCategory.PROCESS_LIMIT,
+            f"the worker hit the limit of {limits.processes} processes/threads",
+            traceback=tail,
+        )
+    if sig is not None:
+        name = signal.Signals(sig).name if sig in signal.Signals.__members__.values() else str(sig)
+        return RewardError(
+            ErrorCategory.CRASHED, f"the worker was killed by signal {name}", traceback=tail
+        )
+    if run.returncode == 0:
+        return RewardError(
+            ErrorCategory.SANDBOX_DIED,
+            "the worker exited without writing a result (exit status 0 is not success)",
+            traceback=tail,
+        )
+    return RewardError(
+        ErrorCategory.CRASHED, f"the worker exited with status {run.returncode}", traceback=tail
+    )
+
+
+def _prefixed(what: str | None, message: str) -> str:
+    return f"{what}: {message}" if what else message

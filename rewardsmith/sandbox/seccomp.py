@@ -1,0 +1,181 @@
+"""A seccomp filter, assembled by hand as classic BPF: the system calls a reward never needs fail.
+
+Denied calls return an error (EPERM unless said otherwise), never kill: Python turns them into an
+OSError the worker reports. What is denied, and why:
+
+- another process's memory or a debugger: ptrace, process_vm_readv/writev, pidfd_getfd;
+- the filesystem tree and namespaces: mount (and the new mount API), umount2, pivot_root, chroot,
+  unshare, setns, clone with any CLONE_NEW* flag; clone3 gets ENOSYS, so glibc falls back to clone,
+  whose flags a filter can read (threads and fork use clone without CLONE_NEW*);
+- the kernel's larger attack surfaces: bpf, keyctl/add_key/request_key, perf_event_open,
+  userfaultfd, io_uring (whose requests would bypass this filter), open_by_handle_at,
+  name_to_handle_at, modules, kexec, swap, reboot, acct;
+- the network: `socket` for any family but AF_UNIX gets ENETUNREACH (the worker reports it as
+  `network_blocked`); AF_UNIX only as SOCK_STREAM or SOCK_SEQPACKET (their sends ignore an address)
+  and `connect` fails: Landlock up to ABI 7 does not govern pathname Unix sockets, so without
+  this a reward could reach any socket file its uid can write (a desktop session bus, an agent,
+  another run). What remains is socketpair and sockets passed in, and the abstract namespace,
+  which is per network namespace and, from Landlock ABI 6, scoped to the sandbox's own domain;
+- any other architecture's calling convention (x32, 32-bit) kills the process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import struct
+
+from rewardsmith.sandbox.syscall import (
+    COMMON_SYSCALLS,
+    SYSCALLS,
+    ConfinementError,
+    arch,
+    set_no_new_privs,
+    syscall,
+)
+
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+X32_SYSCALL_BIT = 0x40000000
+
+RET_KILL_PROCESS = 0x80000000
+RET_ERRNO = 0x00050000
+RET_ALLOW = 0x7FFF0000
+SET_MODE_FILTER = 1
+FILTER_FLAG_TSYNC = 1
+PR_SET_SECCOMP = 22
+MODE_FILTER = 2
+
+LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+ALU_AND_K = 0x54  # BPF_ALU | BPF_AND | BPF_K
+JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+JSET_K = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+RET_K = 0x06  # BPF_RET | BPF_K
+
+# struct seccomp_data: nr (s32), arch (u32), instruction_pointer (u64), args (6 x u64).
+NR_OFFSET, ARCH_OFFSET, ARGS_OFFSET = 0, 4, 16
+
+DENIED = (
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "pidfd_getfd",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "unshare",
+    "setns",
+    "bpf",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "acct",
+    "connect",
+)
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (CLONE_NEWTIME's bit is the
+# exit signal in clone's flags: that namespace needs unshare or clone3, both denied).
+CLONE_NEW_MASK = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
+CLONE_NEW_MASK |= 0x20000000 | 0x40000000
+AF_UNIX = 1
+SOCK_TYPE_MASK = 0xF
+SOCK_STREAM, SOCK_SEQPACKET = 1, 5
+
+
+def _insn(code: int, k: int = 0, jt: int = 0, jf: int = 0) -> bytes:
+    return struct.pack("HBBI", code, jt, jf, k)
+
+
+def _arg_low(index: int) -> bytes:
+    """Load the low 32 bits of argument `index` (both architectures are little-endian)."""
+    return _insn(LD_W_ABS, ARGS_OFFSET + 8 * index)
+
+
+def _deny(err: int) -> bytes:
+    return _insn(RET_K, RET_ERRNO | err)
+
+
+def _unix_socket_only(call: int, family_err: int) -> bytes:
+    """`call` (socket or socketpair) only for AF_UNIX streams or seqpackets; returns if it matches."""
+    body = [
+        _arg_low(0),
+        _insn(JEQ_K, AF_UNIX, jt=1),
+        _deny(family_err),
+        _arg_low(1),
+        _insn(ALU_AND_K, SOCK_TYPE_MASK),
+        _insn(JEQ_K, SOCK_STREAM, jt=2),
+        _insn(JEQ_K, SOCK_SEQPACKET, jt=1),
+        _deny(errno.EPERM),
+        _insn(RET_K, RET_ALLOW),
+    ]
+    return _insn(JEQ_K, call, jf=len(body)) + b"".join(body)
+
+
+def build_filter(machine: str | None = None) -> bytes:
+    """The filter program for this machine's architecture, as packed `struct sock_filter`s."""
+    machine = machine or arch()
+    if machine not in AUDIT_ARCH:
+        raise ConfinementError(f"no seccomp filter for architecture {machine!r}")
+    numbers = {**SYSCALLS[machine], **COMMON_SYSCALLS}
+    prog = [
+        _insn(LD_W_ABS, ARCH_OFFSET),
+        _insn(JEQ_K, AUDIT_ARCH[machine], jt=1),
+        _insn(RET_K, RET_KILL_PROCESS),
+        _insn(LD_W_ABS, NR_OFFSET),
+    ]
+    if machine == "x86_64":
+        prog += [_insn(JGE_K, X32_SYSCALL_BIT, jf=1), _insn(RET_K, RET_KILL_PROCESS)]
+    for name in DENIED:
+        prog += [_insn(JEQ_K, numbers[name], jf=1), _deny(errno.EPERM)]
+    prog += [_insn(JEQ_K, numbers["clone3"], jf=1), _deny(errno.ENOSYS)]
+    prog += [
+        _insn(JEQ_K, numbers["clone"], jf=4),
+        _arg_low(0),
+        _insn(JSET_K, CLONE_NEW_MASK, jf=1),
+        _deny(errno.EPERM),
+        _insn(RET_K, RET_ALLOW),
+    ]
+    prog.append(_unix_socket_only(numbers["socket"], errno.ENETUNREACH))
+    prog.append(_unix_socket_only(numbers["socketpair"], errno.EPERM))
+    prog.append(_insn(RET_K, RET_ALLOW))
+    return b"".join(prog)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install_seccomp() -> None:
+    """Install the filter on every thread of the process (TSYNC), after setting no_new_privs."""
+    program = build_filter()
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    set_no_new_privs()
+    try:
+        failed_thread = syscall("seccomp", SET_MODE_FILTER, FILTER_FLAG_TSYNC, ctypes.byref(fprog))
+    except OSError as exc:
+        raise ConfinementError(f"cannot install the seccomp filter: {exc.strerror}") from exc
+    if failed_thread:
+        raise ConfinementError(f"seccomp could not synchronise thread {failed_thread}")
