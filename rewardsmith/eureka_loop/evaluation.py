@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
+from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.state import Context, LoopState
 from rewardsmith.eureka_loop.trainer import run_job
 from rewardsmith.runs.atomic import write_json
@@ -45,8 +46,10 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
     ctx.reporter.message(
         f"final evaluation: best, human and sparse rewards, {config.eval_seeds} seed(s) each"
     )
+    # None trains on the environment's own reward: the human arm of a task without a human
+    # reward file, and the best when that baseline stayed the best.
     sources = {
-        "best": (ctx.run.candidate_dir(round_, idx) / "reward.py").read_text(),
+        "best": training_source((ctx.run.candidate_dir(round_, idx) / "reward.py").read_text()),
         "human": ctx.adapter.reward_source("human"),
         "sparse": ctx.adapter.reward_source("sparse"),
     }

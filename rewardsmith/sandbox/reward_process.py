@@ -71,7 +71,7 @@ class RewardProcess:
 
     def __init__(self, source: str, filename: str, field_names: Sequence[str]) -> None:
         self.field_names = list(field_names)
-        self.wanted: list[str] = []  # the fields this reward has been seen to read
+        self.wanted: tuple[str, ...] = ()  # the fields this reward has been seen to read
         to_host, from_learner = os.pipe()
         from_host, to_learner = os.pipe()
         self.process = subprocess.Popen(
@@ -108,15 +108,18 @@ class RewardProcess:
         self, state: StateBatch, action: np.ndarray, next_state: StateBatch, step: int | None
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         n = len(action)
+        action = np.ascontiguousarray(action)
         for _ in range(len(self.field_names) + 1):
-            fields = [(name, _plain(state[name]), _plain(next_state[name])) for name in self.wanted]
+            arrays: list[np.ndarray] = []
+            for name in self.wanted:
+                arrays += (_plain(state[name]), _plain(next_state[name]))
             try:
-                self.channel.send_call(step, np.ascontiguousarray(action), fields)
+                self.channel.send_call(step, action, self.wanted, arrays)
             except wire.WireError:
                 raise self._died() from None
             reply = self._reply(n)
             if reply.op == "need" and reply.need:
-                self.wanted += [name for name in reply.need if name not in self.wanted]
+                self.wanted += tuple(name for name in reply.need if name not in self.wanted)
                 continue
             if reply.op == "error" and reply.error is not None:
                 raise reply.error

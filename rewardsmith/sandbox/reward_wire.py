@@ -161,11 +161,15 @@ class Channel:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
-    def _send(self, frame: bytes) -> None:
-        data = memoryview(_LENGTH.pack(len(frame)) + frame)
+    def _send(self, *parts: bytes) -> None:
+        """One frame, the parts joined after its length, in one `write` where the pipe takes it."""
+        frame = b"".join([_LENGTH.pack(sum(map(len, parts))), *parts])
         try:
-            while data:
-                data = data[os.write(self._fd_out, data) :]
+            written = os.write(self._fd_out, frame)
+            if written < len(frame):
+                data = memoryview(frame)[written:]
+                while data:
+                    data = data[os.write(self._fd_out, data) :]
         except OSError as exc:
             raise WireError(f"the other side hung up ({exc})") from None
 
@@ -188,6 +192,12 @@ class Channel:
                 raise WireError(f"an unreadable message ({exc})") from None
             if not chunk:
                 return None
+            if not buffer and len(chunk) >= _LENGTH.size:  # the usual case: one whole frame
+                (size,) = _LENGTH.unpack_from(chunk)
+                if size > cap:
+                    raise WireError(f"a message of {size} bytes (at most {cap} expected)")
+                if len(chunk) == _LENGTH.size + size:
+                    return chunk[_LENGTH.size :]
             buffer += chunk
 
     # --- learner side ----------------------------------------------------------------------
@@ -198,22 +208,23 @@ class Channel:
         )
 
     def send_call(
-        self,
-        step: int | None,
-        action: np.ndarray,
-        fields: list[tuple[str, np.ndarray, np.ndarray]],
+        self, step: int | None, action: np.ndarray, names: tuple[str, ...], arrays: list[np.ndarray]
     ) -> None:
-        arrays = [action] + [a for _, before, after in fields for a in (before, after)]
-        key = (tuple((a.dtype.char, a.shape) for a in arrays), tuple(n for n, _, _ in fields))
+        """A call: `arrays` holds, for each of `names`, its state then its next_state values.
+
+        A field's shape follows from the batch size (the schema fixes the rest), so the layout is
+        known by the action's dtype and shape and the names sent.
+        """
+        key = (action.dtype.char, action.shape, names)
         layout = self._layouts.get(key)
         if layout is None:
             layout = self._layouts[key] = len(self._layouts)
-            declared = [[a.dtype.str, list(a.shape)] for a in arrays]
+            declared = [[a.dtype.str, list(a.shape)] for a in [action, *arrays]]
             self._send(
-                _json({"op": "layout", "id": layout, "arrays": declared, "fields": list(key[1])})
+                _json({"op": "layout", "id": layout, "arrays": declared, "fields": list(names)})
             )
         head = _CALL.pack(b"C", -1 if step is None else step, layout)
-        self._send(b"".join([head, *(a.tobytes() for a in arrays)]))
+        self._send(head, action.tobytes(), *(a.tobytes() for a in arrays))
 
     def receive_reply(self, n: int | None, field_names: list[str]) -> Reply | None:
         """The next reply, checked; None when the reward process hung up (it died)."""
@@ -308,6 +319,5 @@ class Channel:
             self._names_id = len(self._names)
             self._names[self._names_id] = names
             self._send(_json({"op": "names", "id": self._names_id, "names": names}))
-        arrays = [total, *components.values()]
-        payload = [np.ascontiguousarray(a, dtype=np.float64).tobytes() for a in arrays]
-        self._send(b"".join([_RESULT.pack(b"R", self._names_id), *payload]))
+        payload = [np.ascontiguousarray(a, dtype=np.float64).tobytes() for a in components.values()]
+        self._send(_RESULT.pack(b"R", self._names_id), total.tobytes(), *payload)
