@@ -12,6 +12,8 @@ import typer
 from rewardsmith import __version__
 from rewardsmith.commands.common import console, fail
 from rewardsmith.commands.runs_list import RunArgument, RunsDirOption, fmt, load, run_errors
+from rewardsmith.envs.task_copy import TASK_COPY
+from rewardsmith.eureka_loop.baseline import is_env_reward
 from rewardsmith.runs.views import CandidateView, RunView
 
 
@@ -38,6 +40,12 @@ def export(
     code = chosen.code()
     if code is None:
         fail(f"{chosen.key} has no reward code: {chosen.fate}")
+    if is_env_reward(code):
+        fail(
+            f"{chosen.key} is the environment's own reward (the task has no human reward file), "
+            "so there is no reward function to export",
+            "train on it with `rewardsmith train --task-file TASK --reward human`",
+        )
     text = header(view, chosen, code) + code
     if out is not None and str(out) == "-":
         typer.echo(text, nl=False)
@@ -56,6 +64,8 @@ def header(view: RunView, c: CandidateView, code: str) -> str:
     """Comment lines (so the code itself is unchanged) saying which run and candidate this is."""
     evaluation = view.evaluation or {}
     task_file = view.config.get("task_file")
+    if task_file and (view.path / TASK_COPY).is_file():
+        task_file = str(view.path / TASK_COPY)  # the run's own copy outlives the original
     task = f"--task-file {task_file}" if task_file else view.task
     final = evaluation.get("best") or {}
     lines = [

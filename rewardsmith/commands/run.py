@@ -55,6 +55,11 @@ def _print_result(result: dict[str, Any]) -> None:
             f"final evaluation (fresh seeds): best {_fmt(result['evaluated_best_fitness'])}, "
             f"human {_fmt(result['human_fitness'])}, sparse {_fmt(result['sparse_fitness'])}"
         )
+        if result.get("best_is_env_reward"):
+            console.print(
+                "the best is the environment's own reward (the task has no human reward file): "
+                "no evolved reward beat it"
+            )
         score = result["human_normalized_score"]
         console.print(f"[bold]human-normalised score:[/] {_fmt(score)} ({_score_meaning(result)})")
     if result["llm_calls"]:

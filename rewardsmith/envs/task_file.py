@@ -107,6 +107,16 @@ class FileTask(TaskAdapter):
         self._success_rule = success_rule
         self._reward_paths = reward_paths
 
+    @property
+    def fitness_rule(self) -> tuple[str, str | None]:
+        """The fitness kind and its field, as the file gives them (the offline designer reads it)."""
+        return self._fitness_kind, self._fitness_field
+
+    @property
+    def success_rule(self) -> tuple[str, float | None] | None:
+        """The success kind and its threshold, or None without a [success] table."""
+        return self._success_rule
+
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         return self._layout.row(obs, info)
 

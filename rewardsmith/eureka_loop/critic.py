@@ -11,6 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from rewardsmith.eureka_loop.baseline import is_env_reward
 from rewardsmith.eureka_loop.hacking import FLAG, outcome_field_reason, outcome_fields_read
 from rewardsmith.eureka_loop.llm import LLMUnavailableError, prompt_hash
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
@@ -64,6 +65,12 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     round_, idx = summary["round"], summary["idx"]
     cand_dir = ctx.run.candidate_dir(round_, idx)
     code = (cand_dir / "reward.py").read_text()
+    if is_env_reward(code):  # the environment's own reward: no code to check
+        ctx.run.write_candidate_file(
+            round_, idx, "critique.json", {"ok": True, "warnings": [], "env_reward": True}
+        )
+        ctx.reporter.candidate(round_, idx, "accepted", "the environment's own reward")
+        return summary
     verdict: dict[str, Any] = {"ok": True, "warnings": []}
     try:
         check_source(code)

@@ -1,11 +1,13 @@
 """The offline designer: AutoRL-style evolution of reward terms and weights, with no LLM.
 
 A genome re-weights the components of the task's human reward and adds generic, mostly
-potential-based shaping terms over the state fields. Round 0 holds the unmodified human reward
-and, one per candidate, the human reward with one of its components down-weighted tenfold: a
-term that slows learning (Pendulum's velocity penalty slows the swing-up) shows at once. Later
-rounds mutate the best genome so far. Replies are code, like an LLM's, so the rest of the loop
-(critic, training, replay) treats both designers the same way.
+potential-based shaping terms over the state fields, and terms a task file's own words imply
+(`task_terms.py`). Round 0 holds the unmodified human reward and, one per candidate, the human
+reward with one of its components down-weighted tenfold: a term that slows learning (Pendulum's
+velocity penalty slows the swing-up) shows at once. A task without a human reward starts instead
+from the environment's own reward (`baseline.py`) and the task file's terms. Later rounds mutate
+the best genome so far. Replies are code, like an LLM's, so the rest of the loop (critic,
+training, replay) treats both designers the same way.
 """
 
 from __future__ import annotations
@@ -19,8 +21,15 @@ from pathlib import Path
 import numpy as np
 
 from rewardsmith.envs.adapter import TaskAdapter
+from rewardsmith.eureka_loop.baseline import ENV_REWARD_SOURCE
 from rewardsmith.eureka_loop.designer import Message, Proposal
 from rewardsmith.eureka_loop.state import Context, LoopState
+from rewardsmith.eureka_loop.task_terms import (
+    TASK_TERM_NAMES,
+    UNSCALED_KINDS,
+    Derived,
+    derive_terms,
+)
 from rewardsmith.prompts import render
 from rewardsmith.sandbox.trajectories import load_episodes
 
@@ -34,9 +43,13 @@ class Term:
     kind: str
     field: str
     weight: float
+    param: float | None = None  # a task term's limit, threshold or discount
 
     @property
     def name(self) -> str:
+        """Task terms by what they reward (`alive_bonus`); generic ones by kind and field."""
+        if self.kind in TASK_TERM_NAMES:
+            return TASK_TERM_NAMES[self.kind].format(field=self.field)
         return f"shape_{self.kind}_{self.field}"
 
 
@@ -44,6 +57,7 @@ class Term:
 class Genome:
     human_weights: dict[str, float] = field(default_factory=dict)
     shaping: list[Term] = field(default_factory=list)
+    env_reward: bool = False  # the environment's own reward, unchanged (no human reward file)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -51,19 +65,50 @@ class Genome:
     @classmethod
     def from_json(cls, text: str) -> Genome:
         data = json.loads(text)
-        return cls(dict(data["human_weights"]), [Term(**t) for t in data["shaping"]])
+        return cls(
+            dict(data["human_weights"]),
+            [Term(**t) for t in data["shaping"]],
+            bool(data.get("env_reward", False)),
+        )
 
 
 def term_expression(term: Term, scale: float) -> str:
-    """The numpy expression of a shaping term, normalised to unit per-step spread."""
-    s, n = f"state.{term.field}", f"next_state.{term.field}"
+    """The numpy expression of a term, normalised to unit per-step spread where it has one."""
+    s, n, p = f"state.{term.field}", f"next_state.{term.field}", f"{term.param or 0.0:.6g}"
     body = {
         "toward_zero": f"(np.abs({s}) - np.abs({n}))",
         "increase": f"({n} - {s})",
         "decrease": f"({s} - {n})",
         "level_penalty": f"-({n} ** 2)",
+        "alive": "np.ones(len(action))",
+        "time_penalty": "-np.ones(len(action))",
+        "progress": f"({n} - {s})",
+        "potential": f"({p} * {n} - {s})",
+        "level": f"{n}",
+        "reach": f"({n} >= {p}).astype(np.float64)",
+        "within_limit": f"-np.minimum(({n} / {p}) ** 2, 1.0)",
+        "closer": f"(np.abs({s}) - np.abs({n}))",
+        "closer_norm": f"(np.linalg.norm({s}, axis=1) - np.linalg.norm({n}, axis=1))",
+        "calm": f"-np.tanh({scale:.6g} * {n} ** 2)",
     }[term.kind]
+    if term.kind == "calm":  # bounded: a fast but surviving state must not outweigh survival
+        return f"{term.weight:.6g} * {body}"
     return f"{term.weight:.6g} * {scale:.6g} * {body}"
+
+
+def _field_values(before: np.ndarray, after: np.ndarray) -> dict[str, np.ndarray]:
+    """Each scaled term kind's per-step values on one scalar field."""
+    return {
+        "toward_zero": np.abs(before) - np.abs(after),
+        "increase": after - before,
+        "decrease": before - after,
+        "level_penalty": -(after**2),
+        "progress": after - before,
+        "potential": after - before,  # gamma * F' - F is near F' - F for gamma near 1
+        "level": after,
+        "closer": np.abs(before) - np.abs(after),
+        "calm": -(after**2),
+    }
 
 
 def term_scales(adapter: TaskAdapter, states_path: Path) -> dict[tuple[str, str], float]:
@@ -71,16 +116,13 @@ def term_scales(adapter: TaskAdapter, states_path: Path) -> dict[tuple[str, str]
     scales: dict[tuple[str, str], float] = {}
     episodes = [episode for episode, _, _ in load_episodes(states_path)]
     for f in adapter.schema.fields:
-        if f.shape:
-            continue
         before = np.concatenate([e.states[f.name][:-1] for e in episodes])
         after = np.concatenate([e.states[f.name][1:] for e in episodes])
-        values = {
-            "toward_zero": np.abs(before) - np.abs(after),
-            "increase": after - before,
-            "decrease": before - after,
-            "level_penalty": -(after**2),
-        }
+        if f.shape:  # a vector field: only its size's decrease
+            norms = np.linalg.norm(before, axis=1) - np.linalg.norm(after, axis=1)
+            values = {"closer_norm": norms}
+        else:
+            values = _field_values(before, after)
         for kind, v in values.items():
             std = float(np.std(v))
             if std > 1e-8 and math.isfinite(std):
@@ -151,10 +193,30 @@ def round_zero(components: list[str], slots: int) -> list[tuple[Genome, list[str
     return plan[:slots]
 
 
+def baseline_round_zero(derived: list[Derived], slots: int) -> list[tuple[Genome, list[str]]]:
+    """Without a human reward: the environment's own reward, then the task file's terms."""
+    plan = [
+        (
+            Genome(env_reward=True),
+            ["the environment's own reward, unchanged (the task has no human reward file)"],
+        )
+    ]
+    if derived:
+        reasons = "; ".join(f"{d.name} ({d.reason})" for d in derived)
+        plan.append((Genome(shaping=task_genome_terms(derived)), [f"task-file terms: {reasons}"]))
+    return plan[:slots]
+
+
+def task_genome_terms(derived: list[Derived]) -> list[Term]:
+    return [Term(d.kind, d.field, d.weight, d.param) for d in derived]
+
+
 def render_code(
     genome: Genome, human_source: str | None, scales: dict[tuple[str, str], float]
 ) -> str:
     """Reward source for a genome; the human reward is embedded as a helper function."""
+    if genome.env_reward:
+        return ENV_REWARD_SOURCE
     lines = ["import numpy as np", "", ""]
     if human_source is not None:
         lines += [_human_helpers(human_source), "", ""]
@@ -170,19 +232,25 @@ def render_code(
     else:
         lines += ["    total = np.zeros(len(action))", "    components = {}"]
     for term in genome.shaping:
-        lines.append(
-            f'    components["{term.name}"] = {term_expression(term, scales[(term.kind, term.field)])}'
-        )
+        scale = 1.0 if term.kind in UNSCALED_KINDS else scales[(term.kind, term.field)]
+        lines.append(f'    components["{term.name}"] = {term_expression(term, scale)}')
         lines.append(f'    total = total + components["{term.name}"]')
     lines.append("    return total, components")
     return "\n".join(lines) + "\n"
 
 
 def mutate(
-    parent: Genome, rng: np.random.Generator, options: list[tuple[str, str]], components: list[str]
+    parent: Genome, rng: np.random.Generator, options: list[Term], components: list[str]
 ) -> tuple[Genome, list[str]]:
     """One child that differs from its parent: perturbed weights, an added or removed shaping
-    term, re-weighted human parts."""
+    term (`options` are the terms it may add; their weights are ignored), re-weighted human
+    parts."""
+    if not options and not parent.shaping and not components:
+        raise ValueError(
+            "the offline designer has nothing to vary: the task has no human reward, no scalar "
+            "state field that changes on random rollouts, and no fitness or success rule that "
+            "implies a term; add such fields or a human_reward file, or design with --model"
+        )
     while True:
         child, notes = _mutation(parent, rng, options, components)
         if child != parent:
@@ -190,10 +258,11 @@ def mutate(
 
 
 def _mutation(
-    parent: Genome, rng: np.random.Generator, options: list[tuple[str, str]], components: list[str]
+    parent: Genome, rng: np.random.Generator, options: list[Term], components: list[str]
 ) -> tuple[Genome, list[str]]:
     child = Genome(
-        dict(parent.human_weights), [Term(t.kind, t.field, t.weight) for t in parent.shaping]
+        dict(parent.human_weights),
+        [Term(t.kind, t.field, t.weight, t.param) for t in parent.shaping],
     )
     notes: list[str] = []
     while not notes:
@@ -202,11 +271,13 @@ def _mutation(
                 term.weight = float(term.weight * math.exp(rng.normal(0, 0.5)))
             notes.append("perturbed shaping weights")
         present = {(t.kind, t.field) for t in child.shaping}
-        free = [o for o in options if o not in present]
+        free = [o for o in options if (o.kind, o.field) not in present]
         if free and (rng.random() < 0.5 or not child.shaping):
-            kind, name = free[int(rng.integers(len(free)))]
-            child.shaping.append(Term(kind, name, float(10 ** rng.uniform(-1.5, 0.0))))
-            notes.append(f"added {kind} on {name}")
+            add = free[int(rng.integers(len(free)))]
+            weight = float(10 ** rng.uniform(-1.5, 0.0))
+            child.shaping.append(Term(add.kind, add.field, weight, add.param))
+            generic = add.kind in SHAPING_KINDS
+            notes.append(f"added {add.kind} on {add.field}" if generic else f"added {add.name}")
         if child.shaping and rng.random() < 0.15:
             removed = child.shaping.pop(int(rng.integers(len(child.shaping))))
             notes.append(f"removed {removed.name}")
@@ -228,22 +299,45 @@ class OfflineDesigner:
     def propose(
         self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]
     ) -> list[Proposal]:
+        from rewardsmith.eureka_loop.preference import learner_gamma
+
         adapter = ctx.adapter
         human = adapter.reward_source("human")
         scales = term_scales(adapter, ctx.states_path)
-        options = sorted(scales)
+        derived = [
+            d
+            for d in derive_terms(adapter, learner_gamma(ctx))
+            if d.kind in UNSCALED_KINDS or (d.kind, d.field) in scales
+        ]
+        options = [Term(k, f, 1.0) for k, f in sorted(scales) if k in SHAPING_KINDS]
+        options += task_genome_terms(derived)
+        # Without a human reward, evolution starts from the task file's terms.
+        start = Genome() if human is not None else Genome(shaping=task_genome_terms(derived))
         round_, attempt = state.get("round", 0), state.get("attempt", 0)
         best = state.get("best")
-        parent, components = Genome(), []
+        parent, components = start, []
         if best is not None:
             parent_dir = ctx.run.candidate_dir(best["round"], best["idx"])
             parent = Genome.from_json((parent_dir / GENOME_FILE).read_text())
+            if parent.env_reward:  # the baseline cannot be mutated: code cannot read env rewards
+                parent = start
             outcome = json.loads((parent_dir / "outcome.json").read_text())
-            components = [c for c in outcome.get("components", {}) if not c.startswith("shape_")]
+            terms = {t.name for t in parent.shaping}
+            components = [
+                c
+                for c in outcome.get("components", {})
+                if human is not None and not c.startswith("shape_") and c not in terms
+            ]
         else:
             components = human_components(human)
         rng = np.random.default_rng([ctx.config.seed, round_, attempt])
-        planned = round_zero(components, len(keys)) if best is None and attempt == 0 else []
+        planned = []
+        if best is None and attempt == 0:
+            planned = (
+                round_zero(components, len(keys))
+                if human is not None
+                else baseline_round_zero(derived, len(keys))
+            )
         proposals = []
         for i, key in enumerate(keys):
             cached = ctx.run.load_reply(key)

@@ -46,6 +46,7 @@ from rewardsmith.eureka_loop.bank import (
     episode_features,
     seed_bank,
 )
+from rewardsmith.eureka_loop.baseline import ENV_REWARD_COMPONENT, is_env_reward
 from rewardsmith.eureka_loop.hacking import bank_signals, hacking_suspects
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
@@ -398,9 +399,24 @@ def learner_gamma(ctx: Context) -> float:
     return float(job.hyperparams.get("gamma", DEFAULT_GAMMA))
 
 
+def env_reward_scores(view: BankView) -> BankScores:
+    """The environment's own reward on the bank, from the rewards recorded with each episode."""
+    reference = view.reference
+    return BankScores(
+        ok=True,
+        returns=reference.returns.tolist(),
+        discounted=reference.discounted.tolist(),
+        per_step=reference.per_step.tolist(),
+        components={ENV_REWARD_COMPONENT: reference.returns.tolist()},
+    )
+
+
 def score_candidate(ctx: Context, cand_dir: Path, view: BankView) -> BankScores:
-    """Run the candidate's reward over the bank, in the sandbox."""
+    """Run the candidate's reward over the bank, in the sandbox (the environment's own reward
+    needs no run: the bank recorded it)."""
     source = (cand_dir / "reward.py").read_text()
+    if is_env_reward(source):
+        return env_reward_scores(view)
     return score_bank(
         source, cand_dir / "preference", view.bank.path, ctx.sandbox, SCORE_LIMITS, view.gamma
     )

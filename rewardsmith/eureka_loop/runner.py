@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 from rewardsmith.envs import load_task
+from rewardsmith.envs.task_copy import TASK_COPY, copy_task
 from rewardsmith.eureka_loop.designer import Designer, LLMDesigner
 from rewardsmith.eureka_loop.graph import build_graph
+from rewardsmith.eureka_loop.no_result import NothingTrainedError, explain
 from rewardsmith.eureka_loop.offline import OfflineDesigner
 from rewardsmith.eureka_loop.reporter import NullReporter, Reporter
 from rewardsmith.eureka_loop.state import Context, LoopConfig, LoopState
 from rewardsmith.runs.store import Run, RunStore
 
 STATES_FILE = "states.npz"
-TASK_COPY = "task.toml"
 
 
 def _context(
@@ -105,6 +105,16 @@ def _execute(
         ctx.cancel.set()
         run.set_status("failed", error=f"{type(exc).__name__}: {exc}")
         raise
+    if not final.get("best"):  # nothing trained: no result, and the user must hear why
+        message = explain(
+            run.run_id,
+            run.candidates(),
+            final.get("stop_reason"),
+            config,
+            ctx.adapter.reward_source("human") is not None,
+        )
+        run.set_status("failed", error=message, stop_reason=final.get("stop_reason"))
+        raise NothingTrainedError(message)
     result = summarize(run, final, ctx)
     run.set_status("finished", stop_reason=final.get("stop_reason"))
     return result
@@ -128,6 +138,7 @@ def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
         "sparse_fitness": (evaluation.get("sparse") or {}).get("fitness"),
         "evaluated_best_fitness": (evaluation.get("best") or {}).get("fitness"),
         "human_normalized_score": evaluation.get("human_normalized_score"),
+        "best_is_env_reward": bool(evaluation.get("best_is_env_reward")),
         "history": final.get("history", []),
         "tokens": totals.get("tokens", 0),
         "cost_usd": totals.get("cost_usd", 0.0),
@@ -148,16 +159,21 @@ def start_run(
     """Create a run in `runs_dir` and evolve rewards until a stop condition."""
     reporter = reporter or NullReporter()
     # Fail fast, before a run directory exists, on a bad task or a model without credentials.
-    load_task(config.task_id, config.task_file)
+    adapter = load_task(config.task_id, config.task_file)
+    adapter.reward_source("human")  # a reward file the task file names must exist
+    adapter.reward_source("sparse")
     if config.model:
         from rewardsmith.eureka_loop.llm import LLMClient, LLMConfig
 
         LLMClient(LLMConfig(model=config.model, api_base=config.api_base))
     run = RunStore(runs_dir.resolve()).create_run(
-        config.task_id, config.to_dict(), command or sys.argv, config.seed
+        adapter.id,
+        config.to_dict(),
+        command or sys.argv,
+        config.seed,  # a task file's own id
     )
-    if config.task_file:
-        shutil.copyfile(config.task_file, run.path / TASK_COPY)
+    if config.task_file:  # the run keeps its task: evaluate, resume and rerun use this copy
+        copy_task(Path(config.task_file), run.path)
     reporter.message(f"run {run.run_id} in {run.path}")
     return _execute(
         run,

@@ -9,6 +9,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState
 from rewardsmith.runs.atomic import write_json
 from rewardsmith.sandbox.executor import Limits
@@ -63,7 +64,8 @@ def _train_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     ctx.reporter.candidate(round_, idx, "training")
     cand_dir = ctx.run.candidate_dir(round_, idx)
     code = (cand_dir / "reward.py").read_text()
-    outcome = run_job(ctx, cand_dir, round_, idx, code, ctx.config.seed + round_ * 1000 + idx)
+    seed = ctx.config.seed + round_ * 1000 + idx
+    outcome = run_job(ctx, cand_dir, round_, idx, training_source(code), seed)
     if outcome["ok"]:
         summary.update(
             {

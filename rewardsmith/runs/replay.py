@@ -17,7 +17,6 @@ The comparison is also written to `replay.json` in the rerun's directory.
 from __future__ import annotations
 
 import math
-import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,12 +107,14 @@ def rerun(
 
     `seed` defaults to the source run's; `rounds` and `evaluate` can shorten the rerun.
     """
+    from rewardsmith.envs.task_copy import TASK_COPY, copy_task
+    from rewardsmith.eureka_loop.no_result import NothingTrainedError
     from rewardsmith.eureka_loop.replay_designer import (
         ReplayDesigner,
         ReplayDivergedError,
         ReplayLLM,
     )
-    from rewardsmith.eureka_loop.runner import TASK_COPY, replay_run
+    from rewardsmith.eureka_loop.runner import replay_run
     from rewardsmith.eureka_loop.state import LoopConfig
 
     store = RunStore(runs_dir.resolve())
@@ -133,17 +134,20 @@ def rerun(
         designer = ReplayDesigner(source)
         llm = ReplayLLM(source, designer.record)
         command = list(sys.argv) if sys.argv and sys.argv[0] else ["rewardsmith", "replay"]
-        with store.create_run(config.task_id, config.to_dict(), command, config.seed) as run:
+        task = info.get("task") or config.task_id
+        with store.create_run(task, config.to_dict(), command, config.seed) as run:
             run.set_status(
                 "running", replay_of=str(source.path), model=f"replay of {info['model']}"
             )
             if config.task_file:
-                shutil.copyfile(source.path / TASK_COPY, run.path / TASK_COPY)
+                copy_task(source.path / TASK_COPY, run.path)
             diverged = None
             try:
                 replay_run(run, config, designer, cast("LLMClient", llm), reporter)
             except ReplayDivergedError as exc:
                 diverged = str(exc)
+            except NothingTrainedError:
+                pass  # as the source run may have ended: the comparison shows every fate
             result = compare(source, run, designer.checks, diverged, config.rounds, config.evaluate)
             write_record(run.path / REPLAY_FILE, result.to_dict())
     return result

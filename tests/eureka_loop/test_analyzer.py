@@ -14,6 +14,7 @@ from rewardsmith.cli import app
 from rewardsmith.envs.adapter import Episode
 from rewardsmith.eureka_loop.analyzer import compare_groups, ending_stats, field_stats, reflection
 from rewardsmith.eureka_loop.hacking import bank_signals, spearman, training_signals
+from rewardsmith.eureka_loop.no_result import NothingTrainedError
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.store import RunStore
@@ -182,10 +183,13 @@ def test_a_hackable_reward_is_rejected_and_flagged_before_training(
         sandbox="process",
         round_retries=0,
     )
-    result = start_run(config, tmp_path)
-    [candidate] = RunStore(tmp_path).open_run(result["run_dir"]).candidates()
+    with pytest.raises(NothingTrainedError, match="rejected by the preference check"):
+        start_run(config, tmp_path)
+    [summary] = RunStore(tmp_path).list_runs()
+    run = RunStore(tmp_path).open_run(summary.path)
+    [candidate] = run.candidates()
     assert candidate["status"] == "rejected" and candidate["category"] == "preference_rejected"
-    [suspect] = result["reward_hacking_suspects"]
+    [suspect] = run.info()["summary"]["reward_hacking_suspects"]
     assert suspect["flag"] == "reward_hacking_suspect" and not suspect["trained"]
     assert "pays most per step in the low-fitness episodes" in suspect["reasons"][0]
 

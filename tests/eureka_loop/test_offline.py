@@ -72,8 +72,13 @@ def test_rendered_genome_reweights_the_human_components(tmp_path: Path) -> None:
 def test_mutations_always_change_something_and_keep_the_parent() -> None:
     rng = np.random.default_rng(0)
     parent = Genome({"velocity": 0.1})
-    options = [("toward_zero", "pole_angle"), ("decrease", "angular_velocity")]
+    options = [Term("toward_zero", "pole_angle", 1.0), Term("decrease", "angular_velocity", 1.0)]
     for _ in range(20):
         child, notes = mutate(parent, rng, options, ["angle", "velocity", "torque"])
         assert notes and child != parent
     assert parent == Genome({"velocity": 0.1})
+
+
+def test_a_genome_with_nothing_to_vary_is_a_clear_error_not_an_endless_loop() -> None:
+    with pytest.raises(ValueError, match="nothing to vary"):
+        mutate(Genome(), np.random.default_rng(0), [], [])

@@ -1,0 +1,8 @@
+"""Sparse BipedalWalker reward: +1 on steps where the hull moves forward briskly."""
+
+import numpy as np
+
+
+def compute_reward(state, action, next_state):
+    brisk = (next_state.x_velocity > 0.2).astype(np.float64)
+    return brisk, {"brisk": brisk}

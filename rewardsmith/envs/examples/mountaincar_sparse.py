@@ -1,0 +1,8 @@
+"""Sparse MountainCar reward: +1 only on the step the car reaches the flag."""
+
+import numpy as np
+
+
+def compute_reward(state, action, next_state):
+    flag = (next_state.position >= 0.5).astype(np.float64)
+    return flag, {"flag": flag}
