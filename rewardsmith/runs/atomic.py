@@ -11,11 +11,10 @@ reads.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.sandbox.atomic import to_json, write_bytes, write_json, write_text
+from rewardsmith.sandbox.atomic import fsync_dir, to_json, write_bytes, write_json, write_text
 
 __all__ = ["fsync_dir", "read_json", "to_json", "write_bytes", "write_json", "write_text"]
 
@@ -23,12 +22,3 @@ __all__ = ["fsync_dir", "read_json", "to_json", "write_bytes", "write_json", "wr
 def read_json(path: Path) -> Any:
     """Parse the JSON file at `path`."""
     return json.loads(Path(path).read_text(encoding="utf-8"))
-
-
-def fsync_dir(path: Path) -> None:
-    """Flush a directory's entries, so a file just created or renamed in it survives a crash."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -31,7 +31,7 @@ def write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def write_text(path: Path, text: str) -> None:
@@ -49,7 +49,8 @@ def to_json(obj: Any, *, indent: int | None = None) -> str:
     return json.dumps(obj, indent=indent, ensure_ascii=False, default=_plain)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Flush a directory's entries, so a file just created or renamed in it survives a crash."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)

@@ -176,28 +176,22 @@ class Channel:
     def _receive(self, cap: int) -> bytes | None:
         """The next frame, at most `cap` bytes (checked before reading it); None at end of file."""
         buffer = self._buffer
-        size = None
         while True:
-            if size is None and len(buffer) >= _LENGTH.size:
+            if len(buffer) >= _LENGTH.size:
                 (size,) = _LENGTH.unpack_from(buffer)
                 if size > cap:
                     raise WireError(f"a message of {size} bytes (at most {cap} expected)")
-            if size is not None and len(buffer) >= _LENGTH.size + size:
-                frame = bytes(buffer[_LENGTH.size : _LENGTH.size + size])
-                del buffer[: _LENGTH.size + size]
-                return frame
+                end = _LENGTH.size + size
+                if len(buffer) >= end:
+                    frame = bytes(buffer[_LENGTH.size : end])
+                    del buffer[:end]
+                    return frame
             try:
-                chunk = os.read(self._fd_in, max(65536, (size or 0) + _LENGTH.size - len(buffer)))
+                chunk = os.read(self._fd_in, 65536)
             except OSError as exc:
                 raise WireError(f"an unreadable message ({exc})") from None
             if not chunk:
                 return None
-            if not buffer and len(chunk) >= _LENGTH.size:  # the usual case: one whole frame
-                (size,) = _LENGTH.unpack_from(chunk)
-                if size > cap:
-                    raise WireError(f"a message of {size} bytes (at most {cap} expected)")
-                if len(chunk) == _LENGTH.size + size:
-                    return chunk[_LENGTH.size :]
             buffer += chunk
 
     # --- learner side ----------------------------------------------------------------------
