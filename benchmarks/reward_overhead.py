@@ -3,9 +3,11 @@
 For every built-in task and N in (1, 8) it times three vectorised environments side by side:
 
 - raw: `DummyVecEnv` of N `gym.make` environments, no wrappers of ours;
-- contract: the training path, as the worker runs it: named state fields and
-  `ContractRewardVecEnv`, with the task's human reward in contract form running in its own
-  confined reward process (`RewardProcess`), one exchange per vectorised step;
+- contract: the training path, as the worker runs it for PPO: named state fields and
+  `ContractRewardVecEnv(defer=True)`, with the task's human reward in contract form running in
+  its own confined reward process (`RewardProcess`); the pending rewards are taken every
+  rollout (the task's PPO `n_steps` vectorised steps, and at the end of each block), one
+  exchange each, as `DeferredRewardRolloutBuffer` does;
 - in-process: the same reward called in this process (`InProcessReward`), for reference: what
   the exchange with the reward process adds on top of computing the reward at all.
 
@@ -77,10 +79,17 @@ def in_process_env(adapter: TaskAdapter, n_envs: int, seed: int, reward_dir: Pat
     return ContractRewardVecEnv(make_vec_env(adapter, n_envs, seed), reward)
 
 
-def contract_env(adapter: TaskAdapter, n_envs: int, seed: int) -> tuple[VecEnv, RewardProcess]:
+def contract_env(
+    adapter: TaskAdapter, n_envs: int, seed: int
+) -> tuple[ContractRewardVecEnv, RewardProcess]:
     source = adapter.reward_source("human") or ""
     reward = RewardProcess(source, "reward.py", adapter.schema.names)
-    return ContractRewardVecEnv(make_vec_env(adapter, n_envs, seed), reward), reward
+    return ContractRewardVecEnv(make_vec_env(adapter, n_envs, seed), reward, defer=True), reward
+
+
+def rollout_steps(adapter: TaskAdapter) -> int:
+    """Vectorised steps per PPO rollout for this task (SB3's default where the task sets none)."""
+    return int(adapter.training.hyperparams.get("ppo", {}).get("n_steps", 2048))
 
 
 def tree_cpu_s(pid: int) -> float:
@@ -99,17 +108,24 @@ def tree_cpu_s(pid: int) -> float:
     return total
 
 
-def time_block(venv: VecEnv, actions: np.ndarray, helper: int | None = None) -> float:
+def time_block(
+    venv: VecEnv, actions: np.ndarray, helper: int | None = None, rollout: int = 0
+) -> float:
     """CPU seconds of this process (and of the reward process `helper`) for len(actions)
-    vectorised steps (auto-resets included).
+    vectorised steps (auto-resets included); a deferring env's rewards are taken every
+    `rollout` steps and at the end.
 
     CPU time rather than wall time: the machines are shared, and CPU time counts only the work
     these processes did, so other jobs' load barely moves the ratio.
     """
     helper_start = tree_cpu_s(helper) if helper else 0.0
     start = time.process_time()
-    for action in actions:
+    for index, action in enumerate(actions, 1):
         venv.step(action)
+        if rollout and index % rollout == 0:
+            venv.take_totals()  # type: ignore[attr-defined]
+    if rollout:
+        venv.take_totals()  # type: ignore[attr-defined]
     spent = time.process_time() - start
     return spent + (tree_cpu_s(helper) - helper_start if helper else 0.0)
 
@@ -129,11 +145,12 @@ def measure(
         "in_process": in_process_env(adapter, n_envs, 0, reward_dir),
     }
     helpers = {"contract": reward.process.pid}
+    rollouts = {"contract": rollout_steps(adapter)}
     for venv in envs.values():
         venv.reset()
     # Size blocks from a warm-up so each takes about block_s on the raw environment.
     probe = sample_actions(envs["raw"].action_space, n_envs, 50, 1)
-    time_block(envs["contract"], probe)
+    time_block(envs["contract"], probe, rollout=rollouts["contract"])
     time_block(envs["in_process"], probe)
     per_step = time_block(envs["raw"], probe) / len(probe)
     # Long enough blocks that /proc's 10 ms clock ticks for the reward process do not matter.
@@ -143,7 +160,9 @@ def measure(
     names = list(envs)
     for r in range(rounds):
         for name in names[r % 3 :] + names[: r % 3]:
-            times[name].append(time_block(envs[name], actions, helpers.get(name)))
+            times[name].append(
+                time_block(envs[name], actions, helpers.get(name), rollouts.get(name, 0))
+            )
     for venv in envs.values():
         venv.close()
     reward.close()

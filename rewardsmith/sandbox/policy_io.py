@@ -37,11 +37,18 @@ def algorithm_kwargs(job: TrainJob) -> dict[str, Any]:
     return kwargs
 
 
-def build_model(job: TrainJob, env: Any, verbose: int = 0) -> BaseAlgorithm:
+def build_model(job: TrainJob, env: Any, verbose: int = 0, **extra: Any) -> BaseAlgorithm:
+    """The job's algorithm on `env`; `extra` are constructor arguments of ours (not the job's)."""
     if job.algo not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {job.algo!r}; choose one of {sorted(ALGORITHMS)}")
     return ALGORITHMS[job.algo](
-        "MlpPolicy", env, seed=job.seed, verbose=verbose, device="cpu", **algorithm_kwargs(job)
+        "MlpPolicy",
+        env,
+        seed=job.seed,
+        verbose=verbose,
+        device="cpu",
+        **algorithm_kwargs(job),
+        **extra,
     )
 
 

@@ -79,24 +79,30 @@ class _NeedField(BaseException):
 
 
 class SentFields:
-    """The fields the learner sent for one call; records any other field the reward asked for."""
+    """The fields the learner sent for one call (row `index` of a batch's `[T, N, ...]` arrays
+    where given); records any other field the reward asked for."""
 
-    def __init__(self, arrays: dict[str, np.ndarray], missing: set[str]) -> None:
-        self.arrays, self.missing = arrays, missing
+    def __init__(
+        self, arrays: dict[str, np.ndarray], missing: set[str], index: int | None = None
+    ) -> None:
+        self.arrays, self.missing, self.index = arrays, missing, index
 
     def field(self, name: str) -> np.ndarray:
         array = self.arrays.get(name)
         if array is None:
             self.missing.add(name)
             raise _NeedField(name)
-        return array
+        return array if self.index is None else array[self.index]
 
 
 def serve(channel: wire.Channel, mechanisms: list[str]) -> None:
     """Load the reward from the first message, then answer calls until the learner hangs up."""
+    import numpy as np
+
     from rewardsmith.envs.schema import StateBatch
     from rewardsmith.reward.call import call_reward_batches
     from rewardsmith.reward.errors import RewardError
+    from rewardsmith.sandbox.reward_wire import Calls
 
     init = channel.receive_init()
     filename = init.filename
@@ -112,23 +118,44 @@ def serve(channel: wire.Channel, mechanisms: list[str]) -> None:
         if call is None:
             return
         missing: set[str] = set()
-        state = StateBatch.from_source(names, SentFields(call.state, missing))
-        next_state = StateBatch.from_source(names, SentFields(call.next_state, missing))
         error: RewardError | None = None
-        try:
-            total, components = call_reward_batches(
-                reward_fn, state, call.action, next_state, call.step, filename
-            )
-        except RewardError as failed:
-            error = failed
-        except _NeedField:
-            pass
+        if isinstance(call, Calls):  # T steps, called one by one as in training
+            totals = np.empty(call.action.shape[:2])
+            for index, step in enumerate(call.steps.tolist()):
+                state = StateBatch.from_source(names, SentFields(call.state, missing, index))
+                next_state = StateBatch.from_source(
+                    names, SentFields(call.next_state, missing, index)
+                )
+                try:
+                    totals[index] = call_reward_batches(
+                        reward_fn, state, call.action[index], next_state, step, filename
+                    )[0]
+                except RewardError as failed:
+                    error = failed
+                except _NeedField:
+                    pass
+                if missing or error is not None:
+                    break
+            result: Any = totals
+        else:
+            state = StateBatch.from_source(names, SentFields(call.state, missing))
+            next_state = StateBatch.from_source(names, SentFields(call.next_state, missing))
+            try:
+                result = call_reward_batches(
+                    reward_fn, state, call.action, next_state, call.step, filename
+                )
+            except RewardError as failed:
+                error = failed
+            except _NeedField:
+                pass
         if missing:  # the reward read fields that were not sent (whatever it did with the signal)
             channel.send_need(sorted(missing))
         elif error is not None:
             channel.send_error(error)
+        elif isinstance(call, Calls):
+            channel.send_totals(result)
         else:
-            channel.send_result(total, components)
+            channel.send_result(*result)
 
 
 def _load(source: str, filename: str) -> Any:

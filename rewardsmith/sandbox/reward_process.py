@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -125,7 +126,34 @@ class RewardProcess:
                 raise reply.error
             if reply.op == "result" and reply.total is not None and reply.components is not None:
                 return _checked(reply.total, reply.components, step)
+            if reply.op == "totals":
+                raise self._broken("it answered a call with totals")
             raise self._broken(f"it answered a call with {reply.op!r}")
+        raise self._broken("it kept asking for fields it had been sent")
+
+    def totals(self, transitions: Transitions) -> np.ndarray:
+        """The totals `[T, N]` of T consecutive steps, in one exchange; raises the first step's
+        RewardError. The reward process calls the reward once per step, as `__call__` would."""
+        steps = np.asarray(transitions.steps, dtype=np.int64)
+        action = np.ascontiguousarray(transitions.actions)
+        shape = action.shape[:2]
+        for _ in range(len(self.field_names) + 1):
+            arrays: list[np.ndarray] = []
+            for name in self.wanted:
+                arrays += transitions.field(name)
+            try:
+                self.channel.send_calls(steps, action, self.wanted, arrays)
+            except wire.WireError:
+                raise self._died() from None
+            reply = self._reply(shape[0] * shape[1])
+            if reply.op == "need" and reply.need:
+                self.wanted += tuple(name for name in reply.need if name not in self.wanted)
+                continue
+            if reply.op == "error" and reply.error is not None:
+                raise reply.error
+            if reply.op == "totals" and reply.total is not None:
+                return _checked_totals(reply.total.reshape(shape), transitions.steps)
+            raise self._broken(f"it answered a batch with {reply.op!r}")
         raise self._broken("it kept asking for fields it had been sent")
 
     def _reply(self, n: int | None) -> wire.Reply:
@@ -158,6 +186,32 @@ class RewardProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+class Transitions(Protocol):
+    """T consecutive vectorised steps, kept by the learner until their rewards are needed."""
+
+    @property
+    def steps(self) -> Sequence[int]: ...
+
+    @property
+    def actions(self) -> np.ndarray:
+        """`[T, N, ...]`, as the contract gives actions."""
+        ...
+
+    def field(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Field `name` before and after each step: float64 `[T, N, ...]` each, contiguous."""
+        ...
+
+
+def _checked_totals(totals: np.ndarray, steps: Sequence[int]) -> np.ndarray:
+    """Every total finite (the reward process may lie); else the first step's error."""
+    if math.isfinite(np.add.reduce(totals, axis=None)):
+        return totals
+    first = int(np.flatnonzero(~np.isfinite(totals).all(axis=1))[0])
+    raise RewardError(
+        ErrorCategory.NONFINITE_REWARD, "the total reward is not finite", step=steps[first]
+    )
 
 
 def _plain(values: np.ndarray) -> np.ndarray:

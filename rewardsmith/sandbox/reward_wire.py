@@ -1,20 +1,22 @@
 """The messages between the learner and the reward process, and their checks.
 
 Each message is one frame on a pipe: a 4-byte length, then the bytes (one `write` per frame, and
-reads buffered, so a step's exchange costs one system call each way on each side). Control messages are JSON (`J` + the object).
-The two per-step messages are binary, because a step's exchange must cost microseconds: a call
-is `C`, the step and a layout id, then the raw arrays; a result is `R`, a names id, then float64
-`[N]` total and components. Layouts and component names are declared once in JSON (`layout`,
-`names`) and referred to by id until they change. No message is ever unpickled, and the learner
+reads buffered, so an exchange costs one system call each way on each side). Control messages
+are JSON (`J` + the object). The call and result messages are binary, because they carry arrays:
+a call is `C`, the step and a layout id, then the raw arrays; a result is `R`, a names id, then
+float64 `[N]` total and components. A batch `B` carries T consecutive steps at once (the step
+numbers, then `[T, N, ...]` arrays; see `Calls`) and is answered by `T`, the float64 `[T, N]`
+totals only: training needs nothing else from it. Layouts and component names are declared once
+in JSON (`layout`, `names`) and referred to by id until they change. No message is ever unpickled, and the learner
 reads the reward process's replies as hostile input: a capped length, a known kind, names and
 error fields checked, the payload exactly as long as the declared names say.
 
-learner -> reward process: `init` (source, file name, field names), then per step a `C` call
-(the action, and for each field the reward reads: state then next_state), preceded by a
-`layout` whenever the batch size, the action's shape or the fields sent change.
+learner -> reward process: `init` (source, file name, field names), then `C` calls (the action,
+and for each field the reward reads: state then next_state) or `B` batches of them, preceded by
+a `layout` whenever the batch size, the action's shape or the fields sent change.
 reward process -> learner: `ready` (the confinement in force) or `error` after init; then per
-call an `R` result (preceded by `names` when its component names change), an `error` (a
-RewardError), or `need` (fields the reward read that were not sent: the learner adds them to
+call an `R` result (preceded by `names` when its component names change) or per batch a `T`
+of totals, an `error` (a RewardError, for a batch the first step's that failed), or `need` (fields the reward read that were not sent: the learner adds them to
 what it sends and calls again).
 """
 
@@ -40,6 +42,7 @@ TRACEBACK_CAP = 20_000
 INIT_CAP = 16 * 1024 * 1024  # the reward's source rides in the init message
 _LENGTH = struct.Struct("=I")
 _CALL = struct.Struct("=cqi")  # kind, step (-1: none), layout id
+_CALLS = struct.Struct("=cii")  # kind, number of steps, layout id
 _RESULT = struct.Struct("=ci")  # kind, names id
 
 
@@ -63,8 +66,18 @@ class Call:
 
 
 @dataclass
+class Calls:
+    """T consecutive steps in one message: `steps` is int64 `[T]`, every array `[T, N, ...]`."""
+
+    steps: np.ndarray
+    action: np.ndarray
+    state: dict[str, np.ndarray]
+    next_state: dict[str, np.ndarray]
+
+
+@dataclass
 class Reply:
-    """The reward process's answer: exactly one of ready / result / need / error."""
+    """The reward process's answer: exactly one of ready / result / totals / need / error."""
 
     op: str
     mechanisms: list[str] | None = None
@@ -220,6 +233,27 @@ class Channel:
         head = _CALL.pack(b"C", -1 if step is None else step, layout)
         self._send(head, action.tobytes(), *(a.tobytes() for a in arrays))
 
+    def send_calls(
+        self,
+        steps: np.ndarray,
+        action: np.ndarray,
+        names: tuple[str, ...],
+        arrays: list[np.ndarray],
+    ) -> None:
+        """A batch of `len(steps)` calls: `action` and `arrays` are `[T, N, ...]`, laid out as
+        in `send_call`."""
+        steps = np.ascontiguousarray(steps, dtype=np.int64)
+        key = ("batch", action.dtype.char, action.shape, names)
+        layout = self._layouts.get(key)
+        if layout is None:
+            layout = self._layouts[key] = len(self._layouts)
+            declared = [[a.dtype.str, list(a.shape)] for a in [steps, action, *arrays]]
+            self._send(
+                _json({"op": "layout", "id": layout, "arrays": declared, "fields": list(names)})
+            )
+        head = _CALLS.pack(b"B", len(steps), layout)
+        self._send(head, steps.tobytes(), action.tobytes(), *(a.tobytes() for a in arrays))
+
     def receive_reply(self, n: int | None, field_names: list[str]) -> Reply | None:
         """The next reply, checked; None when the reward process hung up (it died)."""
         while True:
@@ -229,6 +263,8 @@ class Channel:
                 return None
             if frame[:1] == b"R" and n is not None:
                 return self._result(frame, n)
+            if frame[:1] == b"T" and n is not None:
+                return self._totals(frame, n)
             if frame[:1] != b"J":
                 raise WireError(f"a message of unknown kind {frame[:1]!r}")
             message = _control(frame)
@@ -265,6 +301,12 @@ class Channel:
             "result", total=values[0], components=dict(zip(names, values[1:], strict=True))
         )
 
+    def _totals(self, frame: bytes, n: int) -> Reply:
+        if len(frame) != 1 + 8 * n:
+            raise WireError(f"totals of {len(frame) - 1} bytes for {n} transitions")
+        total = np.frombuffer(frame, dtype=np.float64, count=n, offset=1).copy()
+        return Reply("totals", total=total)
+
     # --- reward process side ---------------------------------------------------------------
 
     def receive_init(self) -> Init:
@@ -274,8 +316,9 @@ class Channel:
         message = _control(frame)
         return Init(str(message["source"]), str(message["filename"]), list(message["fields"]))
 
-    def receive_call(self) -> Call | None:
-        """The next call (layouts declared on the way are remembered); None when hung up."""
+    def receive_call(self) -> Call | Calls | None:
+        """The next call or batch (layouts declared on the way are remembered); None when hung
+        up. The learner is trusted: its messages are parsed, not checked."""
         while True:
             frame = self._receive(1 << 30)
             if frame is None:
@@ -287,15 +330,31 @@ class Channel:
                 ]
                 self._declared[int(message["id"])] = (layout, list(message["fields"]))
                 continue
+            if frame[:1] == b"B":
+                _, _, layout = _CALLS.unpack_from(frame)
+                steps, *arrays = self._arrays(frame, _CALLS.size, layout)
+                state, next_state = self._fields(layout, arrays)
+                return Calls(steps, arrays[0], state, next_state)
             _, step, layout = _CALL.unpack_from(frame)
-            shapes, names = self._declared[layout]
-            offset, arrays = _CALL.size, list[np.ndarray]()
-            for dtype, shape, count in shapes:
-                arrays.append(np.frombuffer(frame, dtype, count, offset).reshape(shape))
-                offset += count * dtype.itemsize
-            state = {name: arrays[1 + 2 * i] for i, name in enumerate(names)}
-            next_state = {name: arrays[2 + 2 * i] for i, name in enumerate(names)}
+            arrays = self._arrays(frame, _CALL.size, layout)
+            state, next_state = self._fields(layout, arrays)
             return Call(None if step < 0 else step, arrays[0], state, next_state)
+
+    def _arrays(self, frame: bytes, offset: int, layout: int) -> list[np.ndarray]:
+        arrays = []
+        for dtype, shape, count in self._declared[layout][0]:
+            arrays.append(np.frombuffer(frame, dtype, count, offset).reshape(shape))
+            offset += count * dtype.itemsize
+        return arrays
+
+    def _fields(
+        self, layout: int, arrays: list[np.ndarray]
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """The state and next_state arrays after the action, by field name."""
+        names = self._declared[layout][1]
+        state = {name: arrays[1 + 2 * i] for i, name in enumerate(names)}
+        next_state = {name: arrays[2 + 2 * i] for i, name in enumerate(names)}
+        return state, next_state
 
     def send_ready(self, mechanisms: list[str]) -> None:
         self._send(_json({"op": "ready", "mechanisms": mechanisms}))
@@ -315,3 +374,6 @@ class Channel:
             self._send(_json({"op": "names", "id": self._names_id, "names": names}))
         payload = [np.ascontiguousarray(a, dtype=np.float64).tobytes() for a in components.values()]
         self._send(_RESULT.pack(b"R", self._names_id), total.tobytes(), *payload)
+
+    def send_totals(self, totals: np.ndarray) -> None:
+        self._send(b"T", np.ascontiguousarray(totals, dtype=np.float64).tobytes())

@@ -20,6 +20,7 @@ __all__ = [
     "BatchReward",
     "ContractRewardVecEnv",
     "InProcessReward",
+    "PendingSteps",
     "StateFieldsWrapper",
     "StateVecEnv",
     "call_reward",
@@ -164,13 +165,60 @@ def batch_actions(actions: np.ndarray, action_space: gym.Space) -> np.ndarray:
     return np.array(actions, dtype=np.float64).reshape(len(actions), -1)
 
 
+class PendingSteps:
+    """The vectorised steps whose rewards are not computed yet: states, actions, step numbers.
+
+    The state batches are kept as the step made them (their arrays are copies nobody writes
+    to), so a field the reward starts reading later can still be gathered for every step.
+    """
+
+    def __init__(self) -> None:
+        self.states: list[StateBatch] = []
+        self.next_states: list[StateBatch] = []
+        self.action_rows: list[np.ndarray] = []
+        self.steps: list[int] = []
+        self.dones: list[np.ndarray] = []
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def add(
+        self,
+        state: StateBatch,
+        action: np.ndarray,
+        next_state: StateBatch,
+        step: int,
+        dones: np.ndarray,
+    ) -> None:
+        self.states.append(state)
+        self.action_rows.append(action)
+        self.next_states.append(next_state)
+        self.steps.append(step)
+        self.dones.append(np.array(dones, dtype=bool))
+
+    @property
+    def actions(self) -> np.ndarray:
+        return np.stack(self.action_rows)
+
+    def field(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Field `name` before and after each step, float64 `[T, N, ...]`."""
+        before = np.stack([state[name] for state in self.states]).astype(np.float64, copy=False)
+        after = np.stack([state[name] for state in self.next_states]).astype(np.float64, copy=False)
+        return before, after
+
+
 class BatchReward(Protocol):
     """A checked reward: state batches in, float64 `[N]` total and components out, or a
-    RewardError. The worker's is a `RewardProcess` (the code runs in a process of its own)."""
+    RewardError. The worker's is a `RewardProcess` (the code runs in a process of its own).
+
+    `totals` gives the totals `[T, N]` of T pending steps at once, called step by step, or the
+    first failing step's RewardError."""
 
     def __call__(
         self, state: StateBatch, action: np.ndarray, next_state: StateBatch, step: int | None
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]: ...
+
+    def totals(self, transitions: PendingSteps) -> np.ndarray: ...
 
 
 class InProcessReward:
@@ -185,6 +233,16 @@ class InProcessReward:
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         return call_reward_batches(self.reward_fn, state, action, next_state, step, self.filename)
 
+    def totals(self, transitions: PendingSteps) -> np.ndarray:
+        rows = zip(
+            transitions.states,
+            transitions.action_rows,
+            transitions.next_states,
+            transitions.steps,
+            strict=True,
+        )
+        return np.stack([self(*row)[0] for row in rows])
+
 
 class ContractRewardVecEnv(VecEnvWrapper):
     """Replaces the environments' reward with the candidate's, checked on every step.
@@ -192,15 +250,22 @@ class ContractRewardVecEnv(VecEnvWrapper):
     Each step takes the state batch the `StateVecEnv` reached (read-only fields, gathered when
     read) and hands it to the reward as `next_state`; that batch is reused as the next step's
     `state` wherever no episode ended (where one did, the reset state is).
+
+    With `defer=True` a step returns zero rewards and keeps the transition instead; the learner
+    takes the real rewards of all pending steps at once with `take_totals()` when it needs them
+    (PPO: at the end of each rollout, `rewardsmith.sandbox.deferred_rewards`). Each step's reward
+    is still computed by its own call with its own step number; only the exchanges with the
+    reward process are fewer (one per rollout instead of one per step).
     """
 
-    def __init__(self, venv: StateVecEnv, reward: BatchReward) -> None:
+    def __init__(self, venv: StateVecEnv, reward: BatchReward, defer: bool = False) -> None:
         super().__init__(venv)
         self._states = venv
         self._reward = reward
         self._actions: np.ndarray | None = None
         self._state = StateBatch({})
         self.steps = 0
+        self.pending: PendingSteps | None = PendingSteps() if defer else None
 
     def reset(self) -> Any:
         obs = self.venv.reset()
@@ -217,9 +282,24 @@ class ContractRewardVecEnv(VecEnvWrapper):
         next_state, start = self._states.states_after_step(obs, dones, infos)
         action = batch_actions(self._actions, self.action_space)
         self.steps += self.num_envs
-        total, _ = self._reward(self._state, action, next_state, self.steps)
+        if self.pending is not None:
+            self.pending.add(self._state, action, next_state, self.steps, dones)
+            rewards = np.zeros(self.num_envs, dtype=np.float32)
+        else:
+            rewards = self._reward(self._state, action, next_state, self.steps)[0]
         self._state = next_state if start is None else start
-        return obs, total.astype(np.float32), dones, infos
+        return obs, rewards.astype(np.float32), dones, infos
+
+    def take_totals(self) -> tuple[np.ndarray, np.ndarray]:
+        """The float32 rewards `[T, N]` of the steps taken since the last call, and where
+        episodes ended `[T, N]`; raises the first failing step's RewardError."""
+        pending, self.pending = self.pending, PendingSteps()
+        if pending is None:
+            raise RuntimeError("take_totals() needs a ContractRewardVecEnv made with defer=True")
+        if not len(pending):
+            return np.zeros((0, self.num_envs), np.float32), np.zeros((0, self.num_envs), bool)
+        totals = self._reward.totals(pending)
+        return totals.astype(np.float32), np.stack(pending.dones)
 
 
 def make_vec_env(adapter: TaskAdapter, n_envs: int, seed: int) -> StateVecEnv:

@@ -28,6 +28,7 @@ from rewardsmith.envs.schema import StateBatch
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
 from rewardsmith.sandbox.atomic import write_json
+from rewardsmith.sandbox.deferred_rewards import deferred_ppo_kwargs
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.policy_io import build_model, save_obs_stats, save_policy
 from rewardsmith.sandbox.reward_process import RewardProcess, RewardProcessDied
@@ -120,14 +121,19 @@ def main(job_dir: Path) -> int:
                     RewardProcess(reward_path.read_text(), str(reward_path), adapter.schema.names)
                 )
                 result["reward_confinement"] = reward.mechanisms
-            # Environments with the candidate reward applied through a wrapper.
+            # Environments with the candidate reward applied through a wrapper. PPO takes the
+            # rewards of a whole rollout at once (one exchange with the reward process).
             env: Any = make_vec_env(adapter, job.n_envs, job.seed)
+            gamma = job.hyperparams.get("gamma", 0.99)
+            deferred: dict[str, Any] = {}
             if reward is not None:
-                env = ContractRewardVecEnv(env, reward)
+                env = ContractRewardVecEnv(env, reward, defer=job.algo == "ppo")
+                if job.algo == "ppo":
+                    deferred = deferred_ppo_kwargs(env, job.n_envs, gamma, job.normalize_obs)
             if job.normalize_obs:
-                env = VecNormalize(env, gamma=job.hyperparams.get("gamma", 0.99))
+                env = VecNormalize(env, gamma=gamma, norm_reward=not deferred)
             # The learner, and the callback that records the reflection data.
-            model = build_model(job, env)
+            model = build_model(job, env, **deferred)
             callback = ReflectionCallback(adapter, job, job_dir, reward)
             try:
                 model.learn(total_timesteps=job.steps, callback=callback)
@@ -151,4 +157,6 @@ def main(job_dir: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1])))
+    from rewardsmith.sandbox.fast_exit import exit_now
+
+    exit_now(main(Path(sys.argv[1])))  # everything is written and closed: skip teardown

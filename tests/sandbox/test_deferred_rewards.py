@@ -1,0 +1,172 @@
+"""PPO takes a rollout's rewards from the reward process at once, and learns exactly the same.
+
+One exchange per rollout instead of one per step is what keeps the reward process's cost within
+target (docs/benchmarks.md); these tests hold it to giving PPO the very same rewards, returns and
+advantages as the step-by-step path, and to naming a failing step as that path would.
+"""
+
+from __future__ import annotations
+
+import struct
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from stable_baselines3.common.vec_env import VecNormalize
+
+from rewardsmith.envs import load_task
+from rewardsmith.reward.errors import ErrorCategory, RewardError
+from rewardsmith.reward.loader import load_reward
+from rewardsmith.sandbox.deferred_rewards import deferred_ppo_kwargs
+from rewardsmith.sandbox.policy_io import build_model
+from rewardsmith.sandbox.reward_process import RewardProcess
+from rewardsmith.sandbox.training import make_job
+from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv, InProcessReward, make_vec_env
+from tests.sandbox.test_reward_process import _fake_reward
+
+CARTPOLE = load_task("cartpole")
+N_ENVS = 4
+
+
+def rollout_buffer(source: str, defer: bool) -> tuple[np.ndarray, ...]:
+    """Three PPO rollouts on CartPole with VecNormalize (which scales rewards), the reward in
+    its own process; the last rollout's rewards, returns and advantages."""
+    job = make_job(CARTPOLE, steps=None, seed=5)
+    job.normalize_obs, job.n_envs = True, N_ENVS
+    with RewardProcess(source, "r.py", CARTPOLE.schema.names) as reward:
+        contract = ContractRewardVecEnv(make_vec_env(CARTPOLE, N_ENVS, 5), reward, defer=defer)
+        extra = deferred_ppo_kwargs(contract, N_ENVS, 0.99, scale_rewards=True) if defer else {}
+        env = VecNormalize(contract, gamma=0.99, norm_reward=not defer)
+        model = build_model(job, env, **extra)
+        model.learn(total_timesteps=3 * model.n_steps * N_ENVS)
+        buffer = model.rollout_buffer
+        return buffer.rewards.copy(), buffer.returns.copy(), buffer.advantages.copy()
+
+
+def test_ppo_learns_the_same_from_rewards_taken_once_per_rollout() -> None:
+    # A reward that varies with the state, so scaling and bootstrapping have something to do.
+    source = textwrap.dedent(
+        """\
+        import numpy as np
+
+        def compute_reward(state, action, next_state):
+            upright = 1.0 - np.abs(next_state.pole_angle)
+            return upright, {"upright": upright}
+        """
+    )
+    step_by_step = rollout_buffer(source, defer=False)
+    deferred = rollout_buffer(source, defer=True)
+    for expected, got in zip(step_by_step, deferred, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert np.ptp(deferred[0]) > 0  # the rewards were real, not the placeholder zeros
+
+
+FAILS_ON_FIFTH_CALL = textwrap.dedent(
+    """\
+    import numpy as np
+    calls = [0]
+
+    def compute_reward(state, action, next_state):
+        calls[0] += 1
+        if calls[0] == 5:
+            raise ValueError("fifth call")
+        value = np.ones(len(action))
+        return value, {"one": value}
+    """
+)
+
+
+def deferred_env(source: str, tmp_path: Path, remote: bool = True) -> ContractRewardVecEnv:
+    if remote:
+        reward: RewardProcess | InProcessReward = RewardProcess(
+            source, "r.py", CARTPOLE.schema.names
+        )
+    else:
+        path = tmp_path / "r.py"
+        path.write_text(source)
+        reward = InProcessReward(load_reward(path), str(path))
+    env = ContractRewardVecEnv(make_vec_env(CARTPOLE, N_ENVS, 0), reward, defer=True)
+    env.reset()
+    return env
+
+
+def steps(env: ContractRewardVecEnv, count: int) -> None:
+    for _ in range(count):
+        _, rewards, _, _ = env.step(np.zeros(N_ENVS, dtype=np.int64))
+        assert not rewards.any()  # placeholders until the rollout's end
+
+
+def test_a_failing_step_is_named_when_the_rollout_ends(tmp_path: Path) -> None:
+    env = deferred_env(FAILS_ON_FIFTH_CALL, tmp_path)
+    steps(env, 8)
+    with pytest.raises(RewardError) as caught:
+        env.take_totals()
+    assert caught.value.category == ErrorCategory.RUNTIME_ERROR
+    assert caught.value.step == 5 * N_ENVS  # the step the fifth call was made for
+    assert "fifth call" in caught.value.message
+    env.close()
+
+
+def test_a_field_first_read_mid_rollout_is_sent_for_every_step(tmp_path: Path) -> None:
+    """The learner keeps every step's states, so a field the reward starts reading only once
+    the pole has tilted is sent for the whole rollout, and the totals match the in-process
+    reward's."""
+    source = textwrap.dedent(
+        """\
+        import numpy as np
+
+        def compute_reward(state, action, next_state):
+            value = 1.0 + next_state.pole_angle
+            if np.abs(next_state.pole_angle).max() > 0.05:
+                value = value + state.cart_velocity
+            return value, {"v": value}
+        """
+    )
+    remote, local = deferred_env(source, tmp_path), deferred_env(source, tmp_path, remote=False)
+    steps(remote, 20)
+    steps(local, 20)
+    totals, episode_ends = remote.take_totals()
+    expected, _ = local.take_totals()
+    assert totals.shape == (20, N_ENVS) and episode_ends.shape == (20, N_ENVS)
+    np.testing.assert_allclose(totals, expected, rtol=1e-6)
+    reward = remote._reward
+    assert isinstance(reward, RewardProcess)
+    assert sorted(reward.wanted) == ["cart_velocity", "pole_angle"]
+    remote.close()
+    local.close()
+
+
+def _totals_frame(values: list[float]) -> bytes:
+    return b"T" + struct.pack(f"={len(values)}d", *values)
+
+
+@pytest.mark.parametrize(
+    ("replies", "category", "says"),
+    [
+        ([_totals_frame([1.0] * 3)], ErrorCategory.SANDBOX_DIED, "totals of 24 bytes"),
+        (
+            [_totals_frame([1.0] * 2 * N_ENVS + [float("nan")] + [1.0] * (N_ENVS - 1))],
+            ErrorCategory.NONFINITE_REWARD,
+            "not finite",
+        ),
+        ([b"R\x00\x00\x00\x00"], ErrorCategory.SANDBOX_DIED, "undeclared component names"),
+    ],
+    ids=["short", "nan", "result-for-a-batch"],
+)
+def test_hostile_totals_are_named(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    replies: list[bytes],
+    category: ErrorCategory,
+    says: str,
+) -> None:
+    _fake_reward(tmp_path, replies, monkeypatch)
+    env = deferred_env("", tmp_path)
+    steps(env, 3)
+    with pytest.raises(RewardError) as caught:
+        env.take_totals()
+    assert caught.value.category == category and says in caught.value.message
+    if category == ErrorCategory.NONFINITE_REWARD:
+        assert caught.value.step == 3 * N_ENVS  # the third step's row holds the NaN
+    env.close()
