@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
@@ -136,10 +135,3 @@ class TaskAdapter:
             "default_algo": self.training.algo,
             "default_steps": self.training.steps,
         }
-
-
-def reward_file_source(path: Path) -> str:
-    """Read a reward file with an error that says what to do when it is missing."""
-    if not path.is_file():
-        raise FileNotFoundError(f"reward file {path} does not exist; pass human, sparse, or a path")
-    return path.read_text()

@@ -17,8 +17,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from types import ModuleType
 from typing import Any
@@ -140,7 +139,6 @@ class Budget:
         self._tokens = 0
         self._usd = 0.0
         self._calls = 0
-        self._uncosted_calls = 0
 
     def record(self, call: LLMCall) -> None:
         """Add a call's usage (also used on resume, replaying the stored calls)."""
@@ -148,8 +146,6 @@ class Budget:
             self._tokens += call.total_tokens
             self._usd += call.cost_usd
             self._calls += 1
-            if not call.cost_known:
-                self._uncosted_calls += 1
 
     def exceeded(self) -> str | None:
         """Why no further call should be made, or None while there is budget left."""
@@ -175,29 +171,6 @@ class Budget:
     def usd(self) -> float:
         with self._lock:
             return self._usd
-
-    @property
-    def calls(self) -> int:
-        with self._lock:
-            return self._calls
-
-    @property
-    def uncosted_calls(self) -> int:
-        """Calls whose price litellm did not know; a dollar limit does not see them."""
-        with self._lock:
-            return self._uncosted_calls
-
-    def snapshot(self) -> dict[str, Any]:
-        """Totals and limits, for reports and the run state."""
-        with self._lock:
-            return {
-                "tokens": self._tokens,
-                "usd": self._usd,
-                "calls": self._calls,
-                "uncosted_calls": self._uncosted_calls,
-                "max_tokens": self.max_tokens,
-                "max_usd": self.max_usd,
-            }
 
 
 def _is_secret(name: str) -> bool:
@@ -236,7 +209,6 @@ class LLMClient:
         config: LLMConfig,
         *,
         budget: Budget | None = None,
-        check_credentials: bool = True,
     ) -> None:
         self.config = config
         self.budget = budget
@@ -244,8 +216,7 @@ class LLMClient:
         if config.api_base and _missing_credentials(config.model):
             # OpenAI-compatible clients insist on a key even when the local server needs none.
             self._api_key = LOCAL_API_KEY
-        if check_credentials:
-            self.check_credentials()
+        self.check_credentials()
 
     def check_credentials(self) -> None:
         """Fail before any call when a hosted provider's key is missing.
@@ -315,53 +286,6 @@ class LLMClient:
             f"model {self.config.model!r} failed {call.attempts} times; last error: {call.error}",
             call,
         )
-
-    # -- many calls ----------------------------------------------------------------------------
-
-    def complete_many(
-        self,
-        messages_list: Sequence[Sequence[Message]],
-        parallel: int | None = None,
-        *,
-        on_result: Callable[[LLMCall], None] | None = None,
-    ) -> list[LLMCall]:
-        """Run several completions concurrently (e.g. K candidates), results in input order.
-
-        A call that stays unavailable after its retries comes back with ``error`` set rather than
-        losing the batch's paid-for replies; ``on_result`` sees each call as soon as it finishes,
-        so the caller can store replies before anything else can fail. Configuration errors and
-        an already spent budget raise, since every call would fail the same way.
-        """
-        if not messages_list:
-            return []
-        if self.budget is not None:
-            reason = self.budget.exceeded()
-            if reason is not None:
-                raise BudgetExceededError(reason)
-        workers = max(1, min(parallel or len(messages_list), len(messages_list)))
-        lock = threading.Lock()
-
-        def one(messages: Sequence[Message]) -> LLMCall:
-            try:
-                call = self.complete(messages, check_budget=False)
-            except LLMUnavailableError as exc:
-                if exc.call is None:
-                    raise
-                call = exc.call
-            if on_result is not None:
-                with lock:
-                    on_result(call)
-            return call
-
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm") as pool:
-            futures = [pool.submit(one, m) for m in messages_list]
-            errors = [f.exception() for f in futures]  # waits for every call to finish
-        for error in errors:
-            if error is not None:
-                raise error
-        return [f.result() for f in futures]
-
-    # -- internals -----------------------------------------------------------------------------
 
     def _request(self, messages: list[Message]) -> dict[str, Any]:
         cfg = self.config

@@ -134,9 +134,6 @@ class Run:
         """
         self._update(lambda info: info.setdefault("summary", {}).update(fields))
 
-    def summary(self) -> RunSummary:
-        return _summarize(self.path, self.info())
-
     def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
         with self._lock:
             info = self.info()
