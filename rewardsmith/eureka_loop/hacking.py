@@ -3,9 +3,13 @@
 Two views, both from data the loop already has (no reward code runs here):
 
 - on the trajectory bank (the candidate's scores from the preference check): a reward that pays
-  most, per step, in the low-fitness episodes (rank correlation of per-step reward with fitness
-  below `BANK_CORRELATION`) invites a policy to farm it, even when its returns still pass the
-  preference check (a positive per-step reward acts as an alive bonus on tasks that end on failure);
+  clearly more, per step, in the low-fitness episodes (rank correlation of per-step reward with
+  fitness below `BANK_CORRELATION`, and the worst third's mean per-step reward above the best
+  third's by at least `MIN_GAP` of the reward's typical per-step size) invites a policy to farm it,
+  even when its returns still pass the preference check (a positive per-step reward acts as an
+  alive bonus on tasks that end on failure). The gap is the effect size: a correlation alone fired
+  on good rewards whose per-step pay hardly varies (1.07 against 1.06); thresholds were chosen on
+  labelled rewards (benchmarks/hacking_flags.py, docs/benchmarks.md);
 - over training (the worker's checkpoints hold the reward return and the fitness): a return that
   keeps rising after fitness has peaked and fallen, or that moves against fitness throughout.
 
@@ -27,6 +31,7 @@ from rewardsmith.reward.static import fields_read
 
 FLAG = "reward_hacking_suspect"
 BANK_CORRELATION = -0.3  # per-step reward vs fitness, Spearman, over the bank
+MIN_GAP = 0.1  # worst third minus best third per-step reward, over the mean |per-step reward|
 TRAIN_CORRELATION = -0.5  # reward return vs fitness, Spearman, over the checkpoints
 FITNESS_DROP = 0.25  # of the fitness range over training: a fall after the peak that counts
 RETURN_RISE = 0.02  # of the return range over training: a rise after the fitness peak that counts
@@ -86,17 +91,21 @@ def bank_signals(
         low, high = order[:third], order[-third:]
         record["per_step_low_fitness"] = float(np.mean(per_step[low]))
         record["per_step_high_fitness"] = float(np.mean(per_step[high]))
+        size = float(np.mean(np.abs(per_step)))
+        gap = record["per_step_low_fitness"] - record["per_step_high_fitness"]
+        record["per_step_gap"] = gap / size if size > 0 else 0.0
     bar = BANK_CORRELATION
     if record["reference_per_step_fitness_corr"] is not None:
         bar = min(bar, record["reference_per_step_fitness_corr"] - REFERENCE_MARGIN)
     corr = record["per_step_fitness_corr"]
-    pays_low = record.get("per_step_low_fitness", 0.0) > record.get("per_step_high_fitness", 0.0)
+    pays_low = record.get("per_step_gap", 0.0) > MIN_GAP
     if corr is not None and corr < bar and pays_low:
         record["suspect"] = True
         record["reasons"].append(
             f"on the trajectory bank it pays most per step in the low-fitness episodes "
             f"(mean {record['per_step_low_fitness']:.3g} per step in the worst third vs "
-            f"{record['per_step_high_fitness']:.3g} in the best third; rank correlation with "
+            f"{record['per_step_high_fitness']:.3g} in the best third, a gap of "
+            f"{record['per_step_gap']:.0%} of its typical per-step size; rank correlation with "
             f"fitness {corr:+.2f})"
         )
     return record

@@ -88,6 +88,22 @@ def test_paying_most_in_low_fitness_episodes_is_flagged_relative_to_the_task() -
     assert spearman([1, 1, 1], [1, 2, 3]) is None
 
 
+def test_a_per_step_pay_that_hardly_varies_is_not_a_hacking_flag() -> None:
+    """The false positive seen on CartPole: an upright reward paying 1.07 per step in the worst
+    third of the bank and 1.06 in the best third ranks against fitness (rho ~ -0.3) but is no
+    hack: the gap is 1% of what it pays per step. The flag needs a gap of MIN_GAP (10%)."""
+    fitness = np.arange(30, dtype=np.float64)
+    per_step = 1.07 - 0.01 * fitness / 29 + 0.004 * np.sin(7 * fitness)  # noisy, slightly falling
+    record = bank_signals(fitness, fitness * 1.06, per_step)
+    assert record["per_step_fitness_corr"] < -0.3  # the old rule (correlation alone) fired here
+    assert 0 < record["per_step_gap"] < 0.02
+    assert not record["suspect"]
+    # The same ranking with a real gap (twice the pay in the worst episodes) is flagged.
+    assert bank_signals(fitness, fitness, 2.0 - fitness / 29 + 0.004 * np.sin(7 * fitness))[
+        "suspect"
+    ]
+
+
 # --- trajectory statistics ---------------------------------------------------------------------
 
 
