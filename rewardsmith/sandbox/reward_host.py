@@ -97,65 +97,93 @@ class SentFields:
 
 def serve(channel: wire.Channel, mechanisms: list[str]) -> None:
     """Load the reward from the first message, then answer calls until the learner hangs up."""
-    import numpy as np
-
-    from rewardsmith.envs.schema import StateBatch
-    from rewardsmith.reward.call import call_reward_batches
     from rewardsmith.reward.errors import RewardError
     from rewardsmith.sandbox.reward_wire import Calls
 
     init = channel.receive_init()
-    filename = init.filename
     try:
-        reward_fn = _load(init.source, filename)
+        reward = LoadedReward(_load(init.source, init.filename), init.field_names, init.filename)
     except RewardError as load_error:
         channel.send_error(load_error)
         return
     channel.send_ready(mechanisms)
-    names = init.field_names
     while True:
         call = channel.receive_call()
         if call is None:
             return
         missing: set[str] = set()
-        error: RewardError | None = None
-        if isinstance(call, Calls):  # T steps, called one by one as in training
-            totals = np.empty(call.action.shape[:2])
-            for index, step in enumerate(call.steps.tolist()):
-                state = StateBatch.from_source(names, SentFields(call.state, missing, index))
-                next_state = StateBatch.from_source(
-                    names, SentFields(call.next_state, missing, index)
-                )
-                try:
-                    totals[index] = call_reward_batches(
-                        reward_fn, state, call.action[index], next_state, step, filename
-                    )[0]
-                except RewardError as failed:
-                    error = failed
-                except _NeedField:
-                    pass
-                if missing or error is not None:
-                    break
-            result: Any = totals
-        else:
-            state = StateBatch.from_source(names, SentFields(call.state, missing))
-            next_state = StateBatch.from_source(names, SentFields(call.next_state, missing))
-            try:
-                result = call_reward_batches(
-                    reward_fn, state, call.action, next_state, call.step, filename
-                )
-            except RewardError as failed:
-                error = failed
-            except _NeedField:
-                pass
+        try:
+            if isinstance(call, Calls):
+                totals = reward.totals(call, missing)
+            else:
+                sent = (call.state, call.action, call.next_state)
+                result = reward.call(sent, call.step, missing)
+        except RewardError as error:
+            if not missing:
+                channel.send_error(error)
+                continue
+        except _NeedField:
+            pass
         if missing:  # the reward read fields that were not sent (whatever it did with the signal)
             channel.send_need(sorted(missing))
-        elif error is not None:
-            channel.send_error(error)
         elif isinstance(call, Calls):
-            channel.send_totals(result)
+            channel.send_totals(totals)
         else:
             channel.send_result(*result)
+
+
+Sent = tuple[dict[str, "np.ndarray"], "np.ndarray", dict[str, "np.ndarray"]]
+
+
+class LoadedReward:
+    """The candidate's reward function, called on the arrays the learner sent."""
+
+    def __init__(self, reward_fn: Any, names: list[str], filename: str) -> None:
+        self.reward_fn, self.names, self.filename = reward_fn, names, filename
+
+    def call(
+        self, sent: Sent, step: int | None, missing: set[str], index: int | None = None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """One checked call on the sent (state, action, next_state), or on their row `index`."""
+        from rewardsmith.envs.schema import StateBatch
+        from rewardsmith.reward.call import call_reward_batches
+
+        state_arrays, action, next_arrays = sent
+        state = StateBatch.from_source(self.names, SentFields(state_arrays, missing, index))
+        next_state = StateBatch.from_source(self.names, SentFields(next_arrays, missing, index))
+        return call_reward_batches(self.reward_fn, state, action, next_state, step, self.filename)
+
+    def totals(self, batch: wire.Calls, missing: set[str]) -> np.ndarray:
+        """A batch's totals `[T, N]`, from one call on all T x N transitions.
+
+        The contract's reward is a function of each transition (it never sees the step number,
+        which only names errors; the checkpoints already call it on whole episodes), so one call
+        gives what T calls would, at a fraction of the cost. Where that call fails, the steps are
+        called one by one, so the error names the step that fails (and a reward that fails only
+        on large batches still gets its totals).
+        """
+        import numpy as np
+
+        from rewardsmith.reward.errors import RewardError
+
+        t, n = batch.action.shape[:2]
+
+        def flat(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+            return {name: a.reshape(t * n, *a.shape[2:]) for name, a in arrays.items()}
+
+        steps = batch.steps.tolist()
+        action = batch.action.reshape(t * n, *batch.action.shape[2:])
+        try:
+            whole = (flat(batch.state), action, flat(batch.next_state))
+            return self.call(whole, steps[0], missing)[0].reshape(t, n)
+        except RewardError:
+            if missing:
+                raise
+        totals = np.empty((t, n))
+        for index, step in enumerate(steps):
+            row = (batch.state, batch.action[index], batch.next_state)
+            totals[index] = self.call(row, step, missing, index)[0]
+        return totals
 
 
 def _load(source: str, filename: str) -> Any:

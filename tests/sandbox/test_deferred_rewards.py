@@ -62,22 +62,23 @@ def test_ppo_learns_the_same_from_rewards_taken_once_per_rollout() -> None:
     assert np.ptp(deferred[0]) > 0  # the rewards were real, not the placeholder zeros
 
 
-FAILS_ON_FIFTH_CALL = textwrap.dedent(
+# Fails once the pole has tilted past 0.1 rad in any environment: on some step mid-rollout.
+FAILS_WHEN_TILTED = textwrap.dedent(
     """\
     import numpy as np
-    calls = [0]
 
     def compute_reward(state, action, next_state):
-        calls[0] += 1
-        if calls[0] == 5:
-            raise ValueError("fifth call")
+        if np.abs(next_state.pole_angle).max() > 0.1:
+            raise ValueError("tilted")
         value = np.ones(len(action))
         return value, {"one": value}
     """
 )
 
 
-def deferred_env(source: str, tmp_path: Path, remote: bool = True) -> ContractRewardVecEnv:
+def deferred_env(
+    source: str, tmp_path: Path, remote: bool = True, defer: bool = True
+) -> ContractRewardVecEnv:
     if remote:
         reward: RewardProcess | InProcessReward = RewardProcess(
             source, "r.py", CARTPOLE.schema.names
@@ -86,7 +87,7 @@ def deferred_env(source: str, tmp_path: Path, remote: bool = True) -> ContractRe
         path = tmp_path / "r.py"
         path.write_text(source)
         reward = InProcessReward(load_reward(path), str(path))
-    env = ContractRewardVecEnv(make_vec_env(CARTPOLE, N_ENVS, 0), reward, defer=True)
+    env = ContractRewardVecEnv(make_vec_env(CARTPOLE, N_ENVS, 0), reward, defer=defer)
     env.reset()
     return env
 
@@ -98,13 +99,20 @@ def steps(env: ContractRewardVecEnv, count: int) -> None:
 
 
 def test_a_failing_step_is_named_when_the_rollout_ends(tmp_path: Path) -> None:
-    env = deferred_env(FAILS_ON_FIFTH_CALL, tmp_path)
-    steps(env, 8)
+    """The batch is one call on all transitions; when it fails, the error still names the step
+    that fails, as the step-by-step path (here: the reward in this process) does."""
+    step_by_step = deferred_env(FAILS_WHEN_TILTED, tmp_path, remote=False, defer=False)
+    with pytest.raises(RewardError) as expected:
+        for _ in range(30):
+            step_by_step.step(np.zeros(N_ENVS, dtype=np.int64))
+    step_by_step.close()
+    env = deferred_env(FAILS_WHEN_TILTED, tmp_path)
+    steps(env, 30)
     with pytest.raises(RewardError) as caught:
         env.take_totals()
-    assert caught.value.category == ErrorCategory.RUNTIME_ERROR
-    assert caught.value.step == 5 * N_ENVS  # the step the fifth call was made for
-    assert "fifth call" in caught.value.message
+    assert caught.value.category == ErrorCategory.RUNTIME_ERROR and "tilted" in caught.value.message
+    assert expected.value.step is not None and expected.value.step > N_ENVS  # mid-rollout
+    assert caught.value.step == expected.value.step
     env.close()
 
 
@@ -118,8 +126,9 @@ def test_a_field_first_read_mid_rollout_is_sent_for_every_step(tmp_path: Path) -
 
         def compute_reward(state, action, next_state):
             value = 1.0 + next_state.pole_angle
-            if np.abs(next_state.pole_angle).max() > 0.05:
-                value = value + state.cart_velocity
+            tilted = np.abs(next_state.pole_angle) > 0.05
+            if tilted.any():
+                value = value + np.where(tilted, state.cart_velocity, 0.0)
             return value, {"v": value}
         """
     )
