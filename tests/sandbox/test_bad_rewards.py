@@ -254,15 +254,18 @@ def test_12_slow_python_loop_is_too_slow(
 def test_13_raise_at_step_5000_keeps_log_and_checkpoints(
     cartpole: object, sandbox: Sandbox, tmp_path: Path
 ) -> None:
+    # Training calls come one per PPO rollout (32 steps x 8 envs = 256 transitions); the
+    # rollout that crosses 5000 is retried row by row, and its first row names the step.
     body = (
-        "    if len(action) == 8:\n        seen[0] += 8\n"
+        "    if len(action) == 256:\n        seen[0] += 256\n"
         "    if seen[0] >= 5000:\n        raise ValueError('broke at 5000')\n" + OK_RETURN
     )
     outcome = train(
         cartpole, sandbox, reward(body, "import numpy as np\nseen = [0]\n"), tmp_path, steps=8000
     )
     error = expect(outcome, E.RUNTIME_ERROR)
-    assert error.step == 5000 and "broke at 5000" in error.message
+    assert error.step is not None and 5000 - 256 < error.step <= 5000
+    assert "broke at 5000" in error.message
     assert [c["step"] for c in outcome.checkpoints][:1] == [4000]  # n_checkpoints=2 of 8000 steps
     assert (tmp_path / "job" / "policy.pt").exists() and (tmp_path / "worker.log").exists()
 

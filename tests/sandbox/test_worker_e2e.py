@@ -92,15 +92,18 @@ def test_cartpole_human_reward_job(tmp_path: Path) -> None:
     assert np.mean([f for _e, f, _s in episodes]) == pytest.approx(outcome.fitness)
 
 
-RAISES_AT_CALL = """import numpy as np
+# CartPole's PPO rollouts are 32 steps x 8 envs: the reward process calls the reward once on all
+# 256 transitions of a rollout, and again row by row where that call fails (to name the step).
+ROLLOUT = 256
+RAISES_AFTER = """import numpy as np
 
-_calls = [0]  # breaks the no-globals rule on purpose: a reward that fails mid-training
+_seen = [0]  # breaks the no-globals rule on purpose: a reward that fails mid-training
 
 
 def compute_reward(state, action, next_state):
-    _calls[0] += 1
-    if _calls[0] > {limit}:
-        raise ValueError("reward blew up after {limit} calls")
+    _seen[0] += len(action) if len(action) == {rollout} else 0
+    if _seen[0] > {limit}:
+        raise ValueError("reward blew up after {limit} transitions")
     alive = np.ones(len(action))
     return alive, {{"alive": alive}}
 """
@@ -109,13 +112,15 @@ def compute_reward(state, action, next_state):
 def test_reward_that_raises_mid_training(tmp_path: Path) -> None:
     """BAD_REWARDS 13: runtime_error at the step it raised; the log and the policy so far kept."""
     adapter = load_task("cartpole")
-    # 8 envs: one call per 8 environment steps (plus a few per checkpoint evaluation).
-    outcome = train(adapter, RAISES_AT_CALL.format(limit=200), tmp_path, steps=4096)
+    # Counts training transitions only (checkpoint evaluations call it on whole episodes).
+    source = RAISES_AFTER.format(limit=1500, rollout=ROLLOUT)
+    outcome = train(adapter, source, tmp_path, steps=4096)
     assert outcome.error is not None and not outcome.ok
     error = outcome.error
     assert error.category == ErrorCategory.RUNTIME_ERROR, str(error)
-    assert "reward blew up after 200 calls" in error.message
-    assert error.step is not None and 1400 <= error.step <= 1608
+    assert "reward blew up after 1500 transitions" in error.message
+    # The rollout whose whole-batch call crossed 1500 is retried row by row: its first row fails.
+    assert error.step is not None and 1500 - ROLLOUT < error.step <= 1500
     assert (
         error.traceback is not None
         and "reward.py" in error.traceback
