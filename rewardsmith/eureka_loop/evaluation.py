@@ -2,10 +2,14 @@
 
 All three get the same budget, and the human-normalised score
 `(F_best - F_sparse) / |F_human - F_sparse|` says whether the found reward beat the shipped one.
+Every arm trains with the same seeds, so where the best is the human reward itself (the same code
+up to comments and layout, or both the environment's own reward) it is trained once: its seeds
+stand for both arms, and the report says so.
 """
 
 from __future__ import annotations
 
+import ast
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -32,6 +36,35 @@ def human_normalized(best: float | None, human: float | None, sparse: float | No
     return (best - sparse) / abs(human - sparse)
 
 
+def reward_fingerprint(source: str | None) -> str | None:
+    """What of a reward's source can change training: its syntax tree (comments, blank lines,
+    quoting and line breaks are gone). None stands for the environment's own reward; code that
+    does not parse is compared as text."""
+    if source is None:
+        return None
+    try:
+        return ast.dump(ast.parse(source))
+    except SyntaxError:
+        return source.strip()
+
+
+def same_reward(a: str | None, b: str | None) -> bool:
+    """Whether two rewards train identically with the same seed: the same code up to comments and
+    layout, or both the environment's own reward (None)."""
+    if a is None or b is None:
+        return a is None and b is None
+    return reward_fingerprint(a) == reward_fingerprint(b)
+
+
+def shared_arm_note(sources: dict[str, str | None]) -> str | None:
+    """Why the best arm also stands for the human arm, or None where they differ."""
+    if not same_reward(sources["best"], sources["human"]):
+        return None
+    if sources["best"] is None:
+        return "best is the environment's own reward, the human arm here; evaluated once"
+    return "best is the human reward; evaluated once"
+
+
 def evaluate(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     best = state.get("best")
@@ -43,9 +76,6 @@ def evaluate(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
 def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
     """Train best/human/sparse with `config.eval_seeds` fresh seeds each; finished seeds are reused."""
     config = ctx.config
-    ctx.reporter.message(
-        f"final evaluation: best, human and sparse rewards, {config.eval_seeds} seed(s) each"
-    )
     # None trains on the environment's own reward: the human arm of a task without a human
     # reward file, and the best when that baseline stayed the best.
     sources = {
@@ -53,9 +83,14 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
         "human": ctx.adapter.reward_source("human"),
         "sparse": ctx.adapter.reward_source("sparse"),
     }
-    # The same reward with the same seeds is the same training: when the environment's own
-    # reward stayed the best, its arm stands for the human arm too.
-    same = sources["best"] is None and sources["human"] is None
+    # The same reward with the same seeds is the same training: when the best is the human
+    # reward (or the environment's own, standing in for it), its arm stands for the human arm.
+    note = shared_arm_note(sources)
+    same = note is not None
+    ctx.reporter.message(
+        f"final evaluation: best, human and sparse rewards, {config.eval_seeds} seed(s) each"
+        + (f" ({note}, for both arms)" if same else "")
+    )
     jobs = [
         (name, seed_index)
         for name in sources
@@ -99,17 +134,21 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
             "fitness_std": float(np.std(fits)) if fits else None,
             "per_seed": fits,
             "failed_seeds": sum(1 for n, o in results if n == arm and not o["ok"]),
+            "trained_as": arm,  # "best" for the human arm where the best is the human reward
         }
     score = human_normalized(
         report["best"]["fitness"], report["human"]["fitness"], report["sparse"]["fitness"]
     )
     report["human_normalized_score"] = score
-    report["best_is_env_reward"] = same
+    report["best_is_human_reward"] = same
+    report["best_is_env_reward"] = same and sources["best"] is None
+    report["note"] = note
     write_json(root / "evaluation.json", report)
     ctx.run.update_summary(
         human_fitness=report["human"]["fitness"],
         sparse_fitness=report["sparse"]["fitness"],
         evaluated_best_fitness=report["best"]["fitness"],
         human_normalized_score=score,
+        evaluation_note=note,
     )
     return report

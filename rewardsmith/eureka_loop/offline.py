@@ -214,9 +214,14 @@ def task_genome_terms(derived: list[Derived]) -> list[Term]:
 def render_code(
     genome: Genome, human_source: str | None, scales: dict[tuple[str, str], float]
 ) -> str:
-    """Reward source for a genome; the human reward is embedded as a helper function."""
+    """Reward source for a genome; the human reward is embedded as a helper function.
+
+    The unchanged human reward is its own source, verbatim: what it is can be read from the code
+    (the final evaluation then trains it once for both its arms, `evaluation.same_reward`)."""
     if genome.env_reward:
         return ENV_REWARD_SOURCE
+    if human_source is not None and not genome.human_weights and not genome.shaping:
+        return human_source
     lines = ["import numpy as np", "", ""]
     if human_source is not None:
         lines += [_human_helpers(human_source), "", ""]

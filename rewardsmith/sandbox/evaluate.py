@@ -8,8 +8,10 @@ candidates, plus the evaluation trajectories, to EVAL_DIR.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -26,12 +28,30 @@ from rewardsmith.sandbox.vec_reward import make_vec_env
 FINAL_EVAL_SEED = 20_000
 
 
+class _NoOptimizer:
+    """Stands in for the policy's optimizer: the evaluator never trains, and building one of
+    torch's optimizers imports torch's compiler stack (measured ~1.4 s on two cores, and more to
+    tear down). SAC's entropy coefficient still gets its own optimizer; PPO builds none."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def untrainable(job: TrainJob) -> TrainJob:
+    """The job with `_NoOptimizer` as the policy's optimizer; everything else as trained."""
+    hyperparams = dict(job.hyperparams)
+    policy_kwargs = dict(hyperparams.get("policy_kwargs", {}))
+    policy_kwargs["optimizer_class"] = _NoOptimizer
+    hyperparams["policy_kwargs"] = policy_kwargs
+    return dataclasses.replace(job, hyperparams=hyperparams)
+
+
 def main(eval_dir: Path, policy_dir: Path) -> int:
     job = TrainJob.read(eval_dir)
     torch.set_num_threads(job.torch_threads)
     adapter = load_task(job.task_id, eval_dir / files.TASK_FILE if job.uses_task_file else None)
     # The model is rebuilt from trusted hyperparameters; only its weights come from the worker.
-    model = build_model(job, make_vec_env(adapter, job.n_envs, job.seed))
+    model = build_model(untrainable(job), make_vec_env(adapter, job.n_envs, job.seed))
     load_policy(model, policy_dir / files.POLICY_FILE)
     normalize = obs_normalizer(policy_dir / files.OBS_STATS_FILE) if job.normalize_obs else None
 

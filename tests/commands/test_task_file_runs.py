@@ -153,8 +153,14 @@ def test_a_task_file_run_resumes_evaluates_and_reruns_from_its_own_copy(
     assert evaluated["human"]["fitness"] == resumed["human_fitness"]  # the seeds were reused
     best_is_env = is_env_reward(Path(resumed["best_reward_path"]).read_text())
     assert evaluated["best_is_env_reward"] == best_is_env == resumed["best_is_env_reward"]
-    # The environment's reward as the best is one training for both arms, not two.
-    assert (summary.path / "evaluation" / "human_s0").exists() == (not best_is_env)
+    # A best that is the human reward (round 0's first candidate with a human file) or the
+    # environment's reward standing in for it is one training for both arms, not two.
+    best_is_human = samples == 1 or best_is_env
+    assert evaluated["best_is_human_reward"] == best_is_human == resumed["best_is_human_reward"]
+    assert (summary.path / "evaluation" / "human_s0").exists() == (not best_is_human)
+    assert evaluated["human"]["per_seed"] == (
+        evaluated["best"]["per_seed"] if best_is_human else [resumed["human_fitness"]]
+    )
     assert evaluated["sparse"]["per_seed"] == ([resumed["sparse_fitness"]] if has_sparse else [])
 
     rerun = _invoke("replay", run_id, "--rerun", "--no-evaluate", "--runs-dir", runs, "--json")

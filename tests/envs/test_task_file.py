@@ -12,6 +12,8 @@ import pytest
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import Episode
 from rewardsmith.envs.task_file import FileTask, TaskFileError, load_task_file
+from rewardsmith.reward.call import call_reward
+from rewardsmith.reward.loader import load_reward
 from rewardsmith.sandbox.rollout import random_policy, rollout_episodes
 from rewardsmith.sandbox.vec_reward import STATE_KEY, StateFieldsWrapper, make_vec_env
 
@@ -80,6 +82,31 @@ def test_mujoco_example_has_vector_fields_and_reward_files() -> None:
     episode = rollout_episodes(adapter, random_policy(adapter, 0), 1, seed=0)[0]
     assert adapter.fitness(episode) == pytest.approx(episode.env_rewards.sum())
     assert adapter.success(episode) == (adapter.fitness(episode) >= -3.75)
+
+
+def test_swimmer_example_scores_distance_and_its_sparse_reward_pays_only_for_it(
+    tmp_path: Path,
+) -> None:
+    """Swimmer-v5 (MuJoCo, no early end): fitness is the forward distance, read from `info`; the
+    sparse reward pays +1 per half-metre mark crossed forward, so its sum is the distance gained
+    in half metres."""
+    adapter = load_task(task_file=EXAMPLES / "swimmer_task.toml")
+    assert adapter.reward_source("human") is None  # the environment's own reward is the baseline
+    sparse = adapter.reward_source("sparse")
+    assert sparse is not None
+    (tmp_path / "sparse.py").write_text(sparse)
+    reward = load_reward(tmp_path / "sparse.py")
+    episode = rollout_episodes(adapter, random_policy(adapter, 0), 1, seed=0)[0]
+    assert episode.length == 1000 and episode.truncated and not episode.terminated
+    x = episode.states["x_position"]
+    assert adapter.fitness(episode) == pytest.approx(x[-1] - x[0])
+    assert adapter.success(episode) is False  # 14.4 m is far beyond random play
+    before = {name: values[:-1] for name, values in episode.states.items()}
+    after = {name: values[1:] for name, values in episode.states.items()}
+    total, components = call_reward(reward, before, episode.actions, after, 0, "sparse.py")
+    assert set(np.unique(total)) <= {-1.0, 0.0, 1.0} and np.count_nonzero(total) < 50
+    assert total.sum() == np.floor(2 * x[-1]) - np.floor(2 * x[0])
+    assert list(components) == ["half_metre_marks"]
 
 
 def test_reward_paths_resolve_from_the_task_files_folder(

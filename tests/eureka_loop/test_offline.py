@@ -49,6 +49,15 @@ def test_round_zero_is_the_human_reward_then_one_ablation_per_component() -> Non
     assert len(round_zero(["alive"], slots=4)) == 1
 
 
+@pytest.mark.parametrize("task", ["cartpole", "pendulum", "hopper"])
+def test_the_unchanged_human_reward_is_written_verbatim(task: str) -> None:
+    """So the final evaluation can tell it is the human reward (and train it once)."""
+    human = load_task(task).reward_source("human")
+    assert render_code(Genome(), human, {}) == human
+    ablated = render_code(Genome({"x": ABLATION_WEIGHT}), human, {})
+    assert "def _human_reward(" in ablated and ablated != human
+
+
 def _pendulum_batch(angle: list[float], velocity: list[float]) -> StateBatch:
     return StateBatch({"pole_angle": np.array(angle), "angular_velocity": np.array(velocity)})
 

@@ -1,0 +1,63 @@
+"""The evaluator builds its policy without an optimizer and leaves without the interpreter's teardown,
+and still scores the trained weights exactly as a fully built model does."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from rewardsmith.envs import load_task
+from rewardsmith.sandbox import job as files
+from rewardsmith.sandbox.evaluate import untrainable
+from rewardsmith.sandbox.policy_io import build_model, load_policy, save_policy
+from rewardsmith.sandbox.training import make_job
+from rewardsmith.sandbox.vec_reward import make_vec_env
+
+PROBE = """
+import sys
+from pathlib import Path
+from rewardsmith.envs import load_task
+from rewardsmith.sandbox.evaluate import untrainable
+from rewardsmith.sandbox.job import TrainJob
+from rewardsmith.sandbox.policy_io import build_model
+from rewardsmith.sandbox.vec_reward import make_vec_env
+
+job = TrainJob.read(Path(sys.argv[1]))
+build_model(untrainable(job), make_vec_env(load_task(job.task_id), job.n_envs, job.seed))
+print("dynamo imported" if "torch._dynamo" in sys.modules else "no dynamo")
+"""
+
+
+def test_the_untrainable_policy_acts_as_the_trained_one(tmp_path: Path) -> None:
+    adapter = load_task("cartpole")
+    job = make_job(adapter, steps=256, seed=3)
+    trained = build_model(job, make_vec_env(adapter, job.n_envs, job.seed))
+    trained.learn(total_timesteps=256)
+    save_policy(trained, tmp_path / files.POLICY_FILE)
+
+    scorer = build_model(untrainable(job), make_vec_env(adapter, job.n_envs, job.seed))
+    load_policy(scorer, tmp_path / files.POLICY_FILE)
+    obs = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)
+    assert np.array_equal(
+        scorer.predict(obs, deterministic=True)[0], trained.predict(obs, deterministic=True)[0]
+    )
+    assert "optimizer_class" not in job.hyperparams.get("policy_kwargs", {})  # job unchanged
+
+    # In a fresh interpreter (as in the sandbox), building it does not import torch's compiler.
+    job.write(tmp_path)
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert probe.stdout.strip() == "no dynamo", probe.stderr
+
+
+def test_the_evaluator_exits_with_its_code_and_its_output_flushed(tmp_path: Path) -> None:
+    """`exit_now` skips the teardown, not the buffered output the orchestrator keeps as the log."""
+    code = (
+        "from rewardsmith.sandbox.fast_exit import exit_now; print('written', end=''); exit_now(3)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 3 and done.stdout == "written"
