@@ -27,6 +27,30 @@ TaskFileOption = Annotated[
         dir_okay=False,
     ),
 ]
+BackendOption = Annotated[
+    str,
+    typer.Option(
+        "--backend",
+        help="sb3 (Stable-Baselines3, CPU) or jax (JAX simulator and Brax PPO; needs the "
+        "rewardsmith[jax] extra). `rewardsmith tasks` lists each task's backends.",
+    ),
+]
+ExecutorOption = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help="Where candidates train: local (this machine) or ray (Ray tasks on a cluster; "
+        "docs/cluster.md).",
+    ),
+]
+AddressOption = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="The Ray cluster for --executor ray, as ray.init takes it: auto, HOST:PORT or "
+        "ray://HOST:PORT (default: RAY_ADDRESS).",
+    ),
+]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print one JSON object instead of tables.")
 ]

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from rewardsmith.commands.common import JsonOption, console, fail, print_json
+from rewardsmith.commands.common import AddressOption, JsonOption, console, fail, print_json
 from rewardsmith.commands.text import plain
 
 
@@ -29,6 +29,10 @@ def doctor(
         bool,
         typer.Option("--sweep", help="Remove stale worker containers (of runs that died)."),
     ] = False,
+    executor: Annotated[
+        str, typer.Option(help="With ray: also report the cluster's nodes, CPUs and GPUs.")
+    ] = "local",
+    address: AddressOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """List the sandbox backends: usable or not (and why), their isolation, and a live check."""
@@ -67,10 +71,13 @@ def doctor(
     except SandboxUnavailable as exc:
         auto, refusal = "refuses", str(exc)
     stale, swept = _stale_containers(sweep)
+    jax = _jax_status()
+    cluster = _cluster_status(address) if executor == "ray" else None
     if as_json:
         print_json(
             {"backends": [s.to_dict() for s in statuses], "auto": auto}
-            | {"stale_containers": stale, "swept_containers": swept}
+            | {"stale_containers": stale, "swept_containers": swept, "jax": jax}
+            | ({"cluster": cluster} if cluster is not None else {})
         )
         return
     for status in statuses:
@@ -92,6 +99,46 @@ def doctor(
     else:
         console.print(f"--sandbox auto uses [bold]{auto}[/] here.")
     _print_stale(stale, swept)
+    _print_jax(jax)
+    if cluster is not None:
+        line = (
+            f"ray cluster: {cluster['error']}"
+            if "error" in cluster
+            else f"ray cluster: {cluster['nodes']} node(s), {cluster['cpus']:g} CPUs, "
+            f"{cluster['gpus']:g} GPUs ({', '.join(cluster['addresses'])})"
+        )
+        console.print(plain(line), markup=False, highlight=False)
+
+
+def _cluster_status(address: str | None) -> dict[str, Any]:
+    """The Ray cluster `--executor ray` would use, or why it cannot be reached."""
+    try:
+        from rewardsmith.cluster.ray_executor import cluster_summary
+
+        return cluster_summary(address)
+    except Exception as exc:  # no Ray installed, no cluster at that address
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _jax_status() -> dict[str, Any]:
+    """The JAX backend's view of this machine: JAX's devices and the GPU device files."""
+    from rewardsmith.jax_backend.devices import jax_devices
+    from rewardsmith.sandbox.gpu import gpu_device_files
+
+    return {**jax_devices(), "gpu_device_files": [str(p) for p in gpu_device_files()]}
+
+
+def _print_jax(jax: dict[str, Any]) -> None:
+    if "error" in jax:
+        console.print(plain(f"jax backend: {jax['error']}"), markup=False, highlight=False)
+        return
+    devices = ", ".join(jax["devices"])
+    files = ", ".join(jax["gpu_device_files"]) or "none"
+    line = (
+        f"jax backend: JAX {jax['version']}, default backend {jax['backend']}, devices: {devices}; "
+        f"GPU device files given to the sandboxes: {files}"
+    )
+    console.print(plain(line), markup=False, highlight=False)
 
 
 def _stale_containers(sweep: bool) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:

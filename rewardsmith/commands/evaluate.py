@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from rewardsmith.commands.common import JsonOption, console, fail, print_json
+from rewardsmith.commands.common import AddressOption, JsonOption, console, fail, print_json
 from rewardsmith.commands.run import RunsDirOption
 from rewardsmith.commands.text import untrusted
 
@@ -19,6 +19,15 @@ def evaluate(
         int | None, typer.Option(min=1, help="Seeds per reward (default: the run's).")
     ] = None,
     runs_dir: RunsDirOption = Path("runs"),
+    backend: Annotated[
+        str | None,
+        typer.Option(help="sb3 or jax (default: the run's own backend)."),
+    ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(help="local or ray (default: the run's own executor)."),
+    ] = None,
+    address: AddressOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Report the human-normalised score of a run's best reward; seeds already trained are reused."""
@@ -30,7 +39,12 @@ def evaluate(
     try:
         with stop_on_signals():  # SIGTERM and SIGHUP stop it as Ctrl-C does
             report = evaluate_run(
-                run_id, runs_dir, seeds, NullReporter() if as_json else _Printer()
+                run_id,
+                runs_dir,
+                seeds,
+                NullReporter() if as_json else _Printer(),
+                backend,
+                (executor, address) if executor is not None else None,
             )
     except KeyboardInterrupt:
         console.print("\ninterrupted. Run it again to continue: seeds already trained are reused.")
@@ -55,6 +69,8 @@ def evaluate(
             str(row["failed_seeds"]),
         )
     console.print(table)
+    if report.get("note"):
+        console.print(f"{report['note']}: its seeds stand for the human arm too")
     score = report["human_normalized_score"]
     console.print(f"[bold]human-normalised score:[/] {'n/a' if score is None else f'{score:.3f}'}")
 

@@ -10,7 +10,17 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from rewardsmith.commands.common import JsonOption, TaskFileOption, console, fail, print_json
+from rewardsmith.commands.common import (
+    AddressOption,
+    BackendOption,
+    ExecutorOption,
+    JsonOption,
+    TaskFileOption,
+    console,
+    fail,
+    print_json,
+    user_errors,
+)
 from rewardsmith.commands.text import untrusted
 from rewardsmith.eureka_loop.state import DEFAULT_PREFERENCE_THRESHOLD
 
@@ -60,6 +70,8 @@ def _print_result(result: dict[str, Any]) -> None:
                 "the best is the environment's own reward (the task has no human reward file): "
                 "no evolved reward beat it"
             )
+        if result.get("evaluation_note"):
+            console.print(f"{result['evaluation_note']}: its seeds stand for the human arm too")
         score = result["human_normalized_score"]
         console.print(f"[bold]human-normalised score:[/] {_fmt(score)} ({_score_meaning(result)})")
     if result["llm_calls"]:
@@ -213,6 +225,9 @@ def run(
     ] = False,
     algo: Annotated[str | None, typer.Option(help="ppo or sac (default: the task's).")] = None,
     sandbox: Annotated[str, typer.Option(help="auto, process, docker or none.")] = "auto",
+    backend: BackendOption = "sb3",
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Evolve reward functions for a task: design, critique, train, analyze, select; then evaluate."""
@@ -221,6 +236,13 @@ def run(
 
     if task is None and task_file is None:
         fail("name a task or pass --task-file", "see `rewardsmith tasks`")
+    if backend != "sb3":
+        from rewardsmith.jax_backend import check_backend
+
+        with user_errors():
+            check_backend(backend, task or "", task_file is not None)
+            if algo not in (None, "ppo"):
+                raise ValueError(f"the {backend} backend trains with PPO only; drop --algo {algo}")
     config = LoopConfig(
         task_id=task or "",
         task_file=str(task_file.resolve()) if task_file else None,
@@ -240,6 +262,9 @@ def run(
         fitness_target=fitness_target,
         algo=algo,
         sandbox=sandbox,
+        backend=backend,
+        executor=executor,
+        address=address,
         preference_check=preference_check,
         preference_threshold=preference_threshold,
         analyzer_llm=analyzer_llm,
@@ -250,9 +275,15 @@ def run(
 def resume(
     run_id: Annotated[str, typer.Argument(help="Run id, unique prefix, or path.")],
     runs_dir: RunsDirOption = Path("runs"),
+    executor: Annotated[
+        str | None,
+        typer.Option(help="Move the rest of the run: local or ray (default: the run's own)."),
+    ] = None,
+    address: AddressOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Continue an interrupted run from its last checkpoint, without repeating any LLM call."""
     from rewardsmith.eureka_loop.runner import resume_run
 
-    _execute(lambda reporter: resume_run(run_id, runs_dir, reporter), as_json, runs_dir)
+    placement = (executor, address) if executor is not None else None
+    _execute(lambda reporter: resume_run(run_id, runs_dir, reporter, placement), as_json, runs_dir)

@@ -18,18 +18,23 @@ def list_all(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from rewardsmith.envs import list_tasks, load_task
+    from rewardsmith.jax_backend import backends_of
 
-    described = [load_task(task_id).describe() for task_id in list_tasks()]
+    described = [
+        {**load_task(task_id).describe(), "backends": list(backends_of(task_id))}
+        for task_id in list_tasks()
+    ]
     if as_json:
         print_json(described)
         return
     table = Table(title="Built-in tasks")
-    for column in ("task", "environment", "fields", "fitness", "success"):
+    for column in ("task", "environment", "backends", "fields", "fitness", "success"):
         table.add_column(column, no_wrap=column in ("task", "environment"))
     for task in described:
         table.add_row(
             task["id"],
             task["env_id"],
+            ", ".join(task["backends"]),
             str(len(task["fields"])),
             task["fitness"],
             task["success"] or "-",

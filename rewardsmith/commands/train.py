@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rewardsmith.commands.common import (
+    BackendOption,
     JsonOption,
     TaskFileOption,
     console,
@@ -81,6 +82,7 @@ def train(
         float, typer.Option(help="Wall-clock limit for training, in seconds.")
     ] = 3600.0,
     task_file: TaskFileOption = None,
+    backend: BackendOption = "sb3",
     as_json: JsonOption = False,
 ) -> None:
     """Train a policy on one reward in the sandbox and report its fitness."""
@@ -105,7 +107,8 @@ def train(
 
         if (swept := sweep_message()) and not as_json:
             console.print(untrusted(swept), highlight=False)
-    job = make_job(adapter, steps=steps, seed=seed, algo=algo)
+    with user_errors():
+        job = make_job(adapter, steps=steps, seed=seed, algo=algo, backend=backend)
     if out is None:
         out = claim_fresh_dir(
             Path("runs") / "train", f"{adapter.id}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -122,7 +125,9 @@ def train(
                 "Training ",
                 untrusted(adapter.id, "bold"),
                 untrusted(
-                    f" on {label}: {job.algo.upper()}, {job.steps:,} steps, seed {seed}, "
+                    f" on {label}: {job.algo.upper()}"
+                    + (" (Brax, jax backend)" if job.backend == "jax" else "")
+                    + f", {job.steps:,} steps, seed {seed}, "
                     f"sandbox: {chosen.describe()}"
                 ),
             )

@@ -21,6 +21,27 @@ from rewardsmith.reward.static import check_source
 from rewardsmith.sandbox.executor import Limits
 
 SMOKE_LIMITS = Limits(wall_s=60.0, memory_mb=2048)
+TRACE_LIMITS = Limits(wall_s=300.0, memory_mb=4096)
+
+
+def _jax_check(ctx: Context, code: str, cand_dir: Any) -> None:
+    """On the jax backend: the reward under numpy and under jax.numpy, on the same recorded
+    states, must agree; code that cannot trace is a `jax_incompatible` error (in the sandbox)."""
+    from rewardsmith.jax_backend.trace import trace_reward
+    from rewardsmith.sandbox.runner import log_beside
+
+    work_dir = cand_dir / "trace"
+    report = trace_reward(
+        ctx.adapter.id,
+        code,
+        work_dir,
+        ctx.states_path,
+        ctx.sandbox,
+        TRACE_LIMITS,
+        log_beside(work_dir, "trace"),
+    )
+    if report.error is not None:
+        raise report.error
 
 
 def _review_with_llm(ctx: Context, summary: CandidateSummary, code: str) -> str | None:
@@ -84,6 +105,8 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
         verdict["calls_per_s"] = report.calls_per_s
         if report.error is not None:
             raise report.error
+        if ctx.config.backend == "jax":
+            _jax_check(ctx, code, cand_dir)
         if ctx.config.critic_llm:
             reason = _review_with_llm(ctx, summary, code)
             if reason is not None:

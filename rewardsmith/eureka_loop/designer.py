@@ -61,6 +61,7 @@ def build_messages(ctx: Context, state: LoopState) -> list[Message]:
     system = render(
         "designer_system",
         algo=config.algo or adapter.training.algo,
+        backend=config.backend,
         fitness=adapter.fitness_description,
         action_description=action_description(env.action_space),
     )

@@ -60,6 +60,14 @@ def _context(
 
         if swept := sweep_message():
             reporter.message(swept)
+    executor = None
+    if config.executor != "local":
+        from rewardsmith.cluster.executors import make_executor
+
+        executor = make_executor(config.executor, config.address, chosen.sandbox)
+        reporter.message(
+            f"executor: {config.executor} ({config.address or 'RAY_ADDRESS or local'})"
+        )
     states_path = run.path / STATES_FILE
     if not states_path.exists():
         record_states(adapter, states_path, seed=config.seed)
@@ -75,6 +83,7 @@ def _context(
         states_path=states_path,
         llm=llm,
         budget=budget,
+        executor=executor,
     )
 
 
@@ -139,6 +148,8 @@ def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
         "evaluated_best_fitness": (evaluation.get("best") or {}).get("fitness"),
         "human_normalized_score": evaluation.get("human_normalized_score"),
         "best_is_env_reward": bool(evaluation.get("best_is_env_reward")),
+        "best_is_human_reward": bool(evaluation.get("best_is_human_reward")),
+        "evaluation_note": evaluation.get("note"),
         "history": final.get("history", []),
         "tokens": totals.get("tokens", 0),
         "cost_usd": totals.get("cost_usd", 0.0),
@@ -184,9 +195,14 @@ def start_run(
 
 
 def resume_run(
-    run_ref: str | Path, runs_dir: Path, reporter: Reporter | None = None
+    run_ref: str | Path,
+    runs_dir: Path,
+    reporter: Reporter | None = None,
+    executor: tuple[str, str | None] | None = None,
 ) -> dict[str, Any]:
-    """Continue an interrupted run from its last checkpoint; stored replies are reused."""
+    """Continue an interrupted run from its last checkpoint; stored replies are reused.
+
+    `executor` (name, address) moves the rest of the run, e.g. onto a Ray cluster."""
     reporter = reporter or NullReporter()
     run = RunStore(runs_dir.resolve()).open_run(run_ref)
     info = run.info()
@@ -195,6 +211,8 @@ def resume_run(
             f"run {run.run_id} is a rerun of {info['replay_of']}; rerun that again instead of resuming"
         )
     config = LoopConfig.from_dict(info["config"])
+    if executor is not None:
+        config.executor, config.address = executor
     graph = build_graph(run.checkpoint_db_path)
     snapshot = graph.get_state({"configurable": {"thread_id": run.run_id}})
     if snapshot.values and not snapshot.next:
@@ -224,7 +242,12 @@ def replay_run(
 
 
 def evaluate_run(
-    run_ref: str | Path, runs_dir: Path, seeds: int | None = None, reporter: Reporter | None = None
+    run_ref: str | Path,
+    runs_dir: Path,
+    seeds: int | None = None,
+    reporter: Reporter | None = None,
+    backend: str | None = None,
+    executor: tuple[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """Re-evaluate a run's best reward against the human and sparse rewards; no LLM is needed."""
     from rewardsmith.eureka_loop.evaluation import evaluate_best
@@ -236,8 +259,15 @@ def evaluate_run(
     if not best:
         raise ValueError(f"run {run.run_id} has no trained candidate to evaluate yet")
     config = LoopConfig.from_dict(info["config"])
+    if executor is not None:
+        config.executor, config.address = executor
     if seeds is not None:
         config.eval_seeds = seeds
+    if backend is not None:  # e.g. the best reward of an SB3 run, retrained on the JAX task
+        from rewardsmith.jax_backend import check_backend
+
+        check_backend(backend, config.task_id, bool(config.task_file))
+        config.backend = backend
     ctx = _context(run, config, reporter, replay=(OfflineDesigner(), None))
     round_, idx = int(best[1:3]), int(best[4:6])
     report = evaluate_best(ctx, round_, idx)

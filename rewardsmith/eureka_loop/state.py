@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 if TYPE_CHECKING:
+    from rewardsmith.cluster.executors import Executor
     from rewardsmith.envs.adapter import TaskAdapter
     from rewardsmith.eureka_loop.designer import Designer
     from rewardsmith.eureka_loop.llm import Budget, LLMClient
@@ -46,6 +47,9 @@ class LoopConfig:
     round_retries: int = 2
     fitness_target: float | None = None
     sandbox: str = "auto"
+    backend: str = "sb3"  # "jax": the task's JAX variant (rewardsmith.jax_backend)
+    executor: str = "local"  # "ray": candidates train as Ray tasks (rewardsmith.cluster)
+    address: str | None = None  # the Ray cluster, as `ray.init` takes it
     train_timeout_s: float = 3600.0
     temperature: float = 1.0
     preference_check: bool = True
@@ -103,6 +107,7 @@ class Context:
     llm: LLMClient | None = None
     budget: Budget | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
+    executor: Executor | None = None  # None: train here, in `sandbox`
 
 
 def candidate_key(round: int, idx: int) -> str:

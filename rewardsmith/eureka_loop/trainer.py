@@ -31,12 +31,17 @@ def run_job(
     """
     outcome_path = cand_dir / OUTCOME_FILE
     if outcome_path.exists():
-        return dict(json.loads(outcome_path.read_text()))
+        stored = dict(json.loads(outcome_path.read_text()))
+        # An outcome of the other backend (`evaluate --backend`) is retrained, not reused.
+        if stored.get("backend", "sb3") == ctx.config.backend:
+            return stored
     job = make_job(
         ctx.adapter,
-        steps=ctx.config.steps or ctx.adapter.training.loop_steps,
+        steps=ctx.config.steps,
         seed=seed,
         algo=ctx.config.algo,
+        backend=ctx.config.backend,
+        search=True,
     )
 
     def progress(done: int, total: int) -> None:
@@ -44,16 +49,13 @@ def run_job(
             raise Cancelled()
         ctx.reporter.progress(round_, idx, done, total)
 
-    outcome: TrainOutcome = train_reward(
-        ctx.adapter,
-        job,
-        reward_source,
-        cand_dir,
-        ctx.sandbox,
-        Limits(wall_s=ctx.config.train_timeout_s),
-        progress,
+    limits = Limits(wall_s=ctx.config.train_timeout_s)
+    outcome: TrainOutcome = (
+        ctx.executor.train(ctx.adapter, job, reward_source, cand_dir, limits, progress)
+        if ctx.executor is not None
+        else train_reward(ctx.adapter, job, reward_source, cand_dir, ctx.sandbox, limits, progress)
     )
-    record = outcome.to_dict()
+    record = {**outcome.to_dict(), "backend": job.backend}
     write_json(outcome_path, record)
     return record
 

@@ -27,6 +27,7 @@ class ErrorCategory(StrEnum):
     BAD_WORKER_OUTPUT = "bad_worker_output"  # a sandboxed program's record broke its schema
     CRASHED = "crashed"
     PREFERENCE_REJECTED = "preference_rejected"
+    JAX_INCOMPATIBLE = "jax_incompatible"  # cannot be traced with np bound to jax.numpy
 
 
 @dataclass

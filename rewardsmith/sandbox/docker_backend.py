@@ -49,6 +49,7 @@ from rewardsmith.sandbox.executor import (
     rlimits,
     worker_environment,
 )
+from rewardsmith.sandbox.gpu import docker_device_requests
 
 _ULIMITS = {
     resource.RLIMIT_NOFILE: "nofile",
@@ -200,6 +201,7 @@ class DockerSandbox:
             log_config=LogConfig(type="none"),
             ipc_mode="private",
             init=True,  # docker-init as PID 1: the worker gets SIGXCPU (PID 1 would ignore it)
+            device_requests=docker_device_requests(),  # the host's GPUs, for JAX workers
         )
 
     def run(

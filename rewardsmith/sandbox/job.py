@@ -37,6 +37,7 @@ class TrainJob:
     uses_task_file: bool = False
     env_reward: bool = False  # train on the environment's own reward (task files without one)
     torch_threads: int = 1
+    backend: str = "sb3"  # "jax": traced reward, Brax PPO (rewardsmith.jax_backend)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)

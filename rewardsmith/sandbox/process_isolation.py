@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rewardsmith.sandbox.gpu import gpu_device_files
+
 LAUNCHER = "rewardsmith.sandbox.confine"
 NOBODY = 65534
 TMP_BYTES = 64 * 1024 * 1024  # the worker's /tmp under bubblewrap; its scratch is the job dir
@@ -156,7 +158,7 @@ class Isolation:
         """The full command line: the wrapper, then the launcher, then `python`."""
         read = [*interpreter_paths(), *readable, *map(Path, (*SYSTEM_DIRS, *ETC_FILES, *DEVICES))]
         read += map(Path, SYS_READABLE)
-        write = [*writable, *map(Path, DEVICES_WRITABLE)]
+        write = [*writable, *map(Path, DEVICES_WRITABLE), *gpu_device_files()]
         read += [Path("/proc")] if self.namespaces else map(Path, PROC_GLOBAL)
         if self.bwrap:
             inner = self._launcher(read, [*write, Path("/tmp")], [], python)
@@ -209,6 +211,8 @@ class Isolation:
             if os.path.exists(name):
                 add("--ro-bind", Path(name))
         add("--dev", Path("/dev"))
+        for device in gpu_device_files():  # a JAX worker's GPU; none on most machines
+            cmd += ["--dev-bind", str(device), str(device)]
         add("--proc", Path("/proc"))
         for name in PROC_READ_ONLY:
             if os.path.exists(name):

@@ -48,6 +48,7 @@ class TrainOutcome:
     wall_s: float = 0.0
     steps: int = 0
     warnings: list[str] = field(default_factory=list)
+    placement: dict[str, Any] = field(default_factory=dict)  # where it ran, if not here
 
     @property
     def fitness(self) -> float | None:
@@ -72,13 +73,30 @@ class TrainOutcome:
             "wall_s": self.wall_s,
             "steps": self.steps,
             "warnings": self.warnings,
+            **({"placement": self.placement} if self.placement else {}),
         }
 
 
 def make_job(
-    adapter: TaskAdapter, *, steps: int | None, seed: int, algo: str | None = None
+    adapter: TaskAdapter,
+    *,
+    steps: int | None,
+    seed: int,
+    algo: str | None = None,
+    backend: str = "sb3",
+    search: bool = False,
 ) -> TrainJob:
-    """A job with the task's tuned defaults, overridden where the user said otherwise."""
+    """A job with the task's tuned defaults, overridden where the user said otherwise.
+
+    `backend="jax"` takes the task's JAX variant (Brax PPO; `search` picks its search budget)."""
+    if backend != "sb3":
+        from rewardsmith.jax_backend import check_backend
+        from rewardsmith.jax_backend.training import make_jax_job
+
+        if algo not in (None, "ppo"):
+            raise ValueError(f"the {backend} backend trains with PPO only; drop --algo {algo}")
+        check_backend(backend, adapter.id, getattr(adapter, "source_path", None) is not None)
+        return make_jax_job(adapter, steps=steps, seed=seed, search=search)
     defaults = adapter.training
     algo = algo or defaults.algo
     if algo == "sac":
@@ -94,7 +112,7 @@ def make_job(
     return TrainJob(
         task_id=adapter.id,
         algo=algo,
-        steps=steps or defaults.steps,
+        steps=steps or (defaults.loop_steps if search else defaults.steps),
         seed=seed,
         n_envs=defaults.n_envs if algo == "ppo" else 1,
         normalize_obs=defaults.normalize_obs,
@@ -115,6 +133,13 @@ def train_reward(
 ) -> TrainOutcome:
     """Train `reward_source` (None: the environment's own reward) and evaluate the policy."""
     limits = limits or Limits()
+    if job.backend == "jax":
+        from rewardsmith.jax_backend.training import train_reward_jax
+
+        outcome: TrainOutcome = train_reward_jax(
+            adapter, job, reward_source, candidate_dir, sandbox, limits, on_progress
+        )
+        return outcome
     start = time.monotonic()
     job_dir, eval_dir = candidate_dir / "job", candidate_dir / "eval"
     remove(eval_dir)  # an interrupted attempt's evaluation must not outlive it

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -17,11 +18,22 @@ from rewardsmith.commands import signals
 
 
 @pytest.fixture
-def stops(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Calls to stop the sandboxes (`remove` flag of each), instead of reaching an engine."""
+def stops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
+    """Calls to stop the sandboxes (`remove` flag of each), instead of reaching an engine.
+
+    The signals start as a terminal gives them to a fresh `rewardsmith` (a suite started in the
+    background has SIGINT ignored; a library such as Ray may have taken SIGTERM over)."""
     calls: list[bool] = []
     monkeypatch.setattr(signals, "_stop_sandboxes", lambda remove=False: calls.append(remove))
-    return calls
+    fresh = {
+        signal.SIGINT: signal.default_int_handler,
+        signal.SIGTERM: signal.SIG_DFL,
+        signal.SIGHUP: signal.SIG_DFL,
+    }
+    kept = {sig: signal.signal(sig, handler) for sig, handler in fresh.items()}
+    yield calls
+    for sig, handler in kept.items():
+        signal.signal(sig, handler)
 
 
 def _deliver(sig: signal.Signals) -> None:

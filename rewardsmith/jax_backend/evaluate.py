@@ -1,0 +1,60 @@
+"""The JAX evaluator: score saved policy parameters on the task's fitness, with no reward code.
+
+Runs as `python -m rewardsmith.jax_backend.evaluate EVAL_DIR POLICY_DIR` after the worker has
+exited. The network is rebuilt from the orchestrator's job file in EVAL_DIR; only the parameter
+arrays come from POLICY_DIR (`allow_pickle=False`, checked against the network's template). The
+episodes are scored by the task's own adapter, as on the SB3 backend.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rewardsmith.envs import load_task
+from rewardsmith.jax_backend import prepare_process
+from rewardsmith.sandbox import job as files
+from rewardsmith.sandbox.atomic import write_json
+from rewardsmith.sandbox.job import TrainJob
+from rewardsmith.sandbox.rollout import summarize
+from rewardsmith.sandbox.trajectories import save_episodes
+
+FINAL_EVAL_SEED = 20_000
+
+
+def main(eval_dir: Path, policy_dir: Path) -> int:
+    prepare_process()
+    import jax
+
+    from rewardsmith.jax_backend.policy import (
+        PARAMS_FILE,
+        config_from_job,
+        load_params,
+        make_policy_fn,
+    )
+    from rewardsmith.jax_backend.rollout import PolicyRollout
+    from rewardsmith.jax_backend.tasks import jax_task
+
+    job = TrainJob.read(eval_dir)
+    adapter = load_task(job.task_id)
+    task = jax_task(job.task_id)
+    env = task.make_batch_env()
+    make_policy, template = make_policy_fn(
+        config_from_job(job.hyperparams), env.observation_size, env.action_size
+    )
+    params = load_params(policy_dir / PARAMS_FILE, template)
+    rollout = PolicyRollout(env, job.eval_episodes * 2, make_policy)
+    episodes, _ = rollout(params, jax.random.PRNGKey(FINAL_EVAL_SEED + job.seed))
+    summary = summarize(adapter, episodes)
+    save_episodes(
+        eval_dir / files.TRAJECTORIES_FILE,
+        episodes,
+        summary["fitness_per_episode"],
+        [adapter.success(e) for e in episodes],
+    )
+    write_json(eval_dir / files.EVAL_FILE, summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
