@@ -51,6 +51,13 @@ AddressOption = Annotated[
         "ray://HOST:PORT (default: RAY_ADDRESS).",
     ),
 ]
+RunsDirOption = Annotated[
+    Path,
+    typer.Option("--runs-dir", envvar="REWARDSMITH_RUNS_DIR", help="Where runs are stored."),
+]
+RunArgument = Annotated[
+    str, typer.Argument(help="Run id, a unique prefix of it, or the path of a run directory.")
+]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print one JSON object instead of tables.")
 ]
@@ -87,3 +94,8 @@ def user_errors() -> Iterator[None]:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def fmt(value: float | None, spec: str = ".4g", missing: str = "-") -> str:
+    """A number as every command prints one; `missing` stands for a value there is none of."""
+    return missing if value is None else format(value, spec)

@@ -8,8 +8,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from rewardsmith.commands.common import AddressOption, JsonOption, console, fail, print_json
-from rewardsmith.commands.run import RunsDirOption
+from rewardsmith.commands.common import (
+    AddressOption,
+    JsonOption,
+    RunsDirOption,
+    console,
+    fail,
+    fmt,
+    print_json,
+)
 from rewardsmith.commands.text import untrusted
 
 
@@ -59,8 +66,8 @@ def evaluate(
         table.add_column(column, justify="right")
     for name in ("best", "human", "sparse"):
         row = report[name]
-        fitness = "n/a" if row["fitness"] is None else f"{row['fitness']:.4g}"
-        std = "n/a" if row["fitness_std"] is None else f"{row['fitness_std']:.3g}"
+        fitness = fmt(row["fitness"], missing="n/a")
+        std = fmt(row["fitness_std"], ".3g", missing="n/a")
         table.add_row(
             name,
             fitness,
@@ -72,7 +79,7 @@ def evaluate(
     if report.get("note"):
         console.print(f"{report['note']}: its seeds stand for the human arm too")
     score = report["human_normalized_score"]
-    console.print(f"[bold]human-normalised score:[/] {'n/a' if score is None else f'{score:.3f}'}")
+    console.print(f"[bold]human-normalised score:[/] {fmt(score, '.3f', missing='n/a')}")
 
 
 class _Printer:

@@ -11,8 +11,8 @@ from rich.rule import Rule
 from rich.syntax import Syntax
 from rich.text import Text
 
-from rewardsmith.commands.common import console, fail
-from rewardsmith.commands.runs_list import RunArgument, RunsDirOption, fmt, load, run_errors
+from rewardsmith.commands.common import RunArgument, RunsDirOption, console, fail, fmt
+from rewardsmith.commands.runs_list import load, run_errors
 from rewardsmith.commands.text import plain, untrusted
 from rewardsmith.runs.views import CandidateView, RunView
 

@@ -12,9 +12,17 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from rewardsmith.commands.common import JsonOption, console, fail, print_json
+from rewardsmith.commands.common import (
+    JsonOption,
+    RunArgument,
+    RunsDirOption,
+    console,
+    fail,
+    fmt,
+    print_json,
+)
 from rewardsmith.commands.inspect_cmd import print_source
-from rewardsmith.commands.runs_list import RunArgument, RunsDirOption, fmt, load, run_errors
+from rewardsmith.commands.runs_list import load, run_errors
 from rewardsmith.commands.show import fate_text, print_header, print_reflection
 from rewardsmith.commands.text import untrusted
 from rewardsmith.runs.views import RoundView, RunView, sparkline

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from rewardsmith.commands.common import console
-from rewardsmith.commands.runs_list import RunArgument, RunsDirOption, load, run_errors
+from rewardsmith.commands.common import RunArgument, RunsDirOption, console
+from rewardsmith.commands.runs_list import load, run_errors
 
 
 def report(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,18 +14,16 @@ from rewardsmith.commands.common import (
     BackendOption,
     ExecutorOption,
     JsonOption,
+    RunsDirOption,
     TaskFileOption,
     console,
     fail,
+    fmt,
     print_json,
     user_errors,
 )
 from rewardsmith.commands.text import untrusted
-from rewardsmith.eureka_loop.state import DEFAULT_PREFERENCE_THRESHOLD
-
-RunsDirOption = Annotated[
-    Path, typer.Option("--runs-dir", envvar="REWARDSMITH_RUNS_DIR", help="Where runs are stored.")
-]
+from rewardsmith.eureka_loop.state import DEFAULT_PREFERENCE_THRESHOLD, default_parallel
 
 
 def _print_result(result: dict[str, Any]) -> None:
@@ -42,7 +39,7 @@ def _print_result(result: dict[str, Any]) -> None:
     ):
         table.add_column(column, justify="right")
     for h in result["history"]:
-        fitness = "-" if h["round_best_fitness"] is None else f"{h['round_best_fitness']:.4g}"
+        fitness = fmt(h["round_best_fitness"])
         best = "-" if h["best_fitness"] is None else f"{h['best']} ({h['best_fitness']:.4g})"
         label = f"{h['round']}" + (f" retry {h['attempt']}" if h["attempt"] else "")
         table.add_row(
@@ -62,8 +59,8 @@ def _print_result(result: dict[str, Any]) -> None:
         )
     if result["human_fitness"] is not None:
         console.print(
-            f"final evaluation (fresh seeds): best {_fmt(result['evaluated_best_fitness'])}, "
-            f"human {_fmt(result['human_fitness'])}, sparse {_fmt(result['sparse_fitness'])}"
+            f"final evaluation (fresh seeds): best {fmt(result['evaluated_best_fitness'], missing='n/a')}, "
+            f"human {fmt(result['human_fitness'], missing='n/a')}, sparse {fmt(result['sparse_fitness'], missing='n/a')}"
         )
         if result.get("best_is_env_reward"):
             console.print(
@@ -73,7 +70,9 @@ def _print_result(result: dict[str, Any]) -> None:
         if result.get("evaluation_note"):
             console.print(f"{result['evaluation_note']}: its seeds stand for the human arm too")
         score = result["human_normalized_score"]
-        console.print(f"[bold]human-normalised score:[/] {_fmt(score)} ({_score_meaning(result)})")
+        console.print(
+            f"[bold]human-normalised score:[/] {fmt(score, missing='n/a')} ({_score_meaning(result)})"
+        )
     if result["llm_calls"]:
         console.print(
             f"LLM: {result['llm_calls']} calls, {result['tokens']:,} tokens, ${result['cost_usd']:.4f}"
@@ -108,10 +107,6 @@ def _score_meaning(result: dict[str, Any]) -> str:
         f"the sparse reward beat the human reward here, so 0 = as good as sparse; "
         f"best - human = {best - human:+.4g}"
     )
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4g}"
 
 
 def _execute(action: Any, as_json: bool, runs_dir: Path) -> None:
@@ -171,7 +166,7 @@ def run(
     ] = None,
     parallel: Annotated[
         int, typer.Option(min=1, help="Candidates trained at once (default: CPU cores).")
-    ] = os.cpu_count() or 1,
+    ] = default_parallel(),
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     runs_dir: RunsDirOption = Path("runs"),
     max_usd: Annotated[

@@ -11,19 +11,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from rewardsmith.commands.common import JsonOption, console, fail, print_json
+from rewardsmith.commands.common import JsonOption, RunsDirOption, console, fail, fmt, print_json
 from rewardsmith.commands.text import plain
 
 if TYPE_CHECKING:
     from rewardsmith.runs.views import RunView
-
-RunsDirOption = Annotated[
-    Path,
-    typer.Option("--runs-dir", envvar="REWARDSMITH_RUNS_DIR", help="Where runs are stored."),
-]
-RunArgument = Annotated[
-    str, typer.Argument(help="Run id, a unique prefix of it, or the path of a run directory.")
-]
 
 
 @contextmanager
@@ -46,11 +38,6 @@ def load(run_ref: str, runs_dir: Path) -> RunView:
     with run_errors():
         view = open_view(run_ref, runs_dir)
     return view
-
-
-def fmt(value: float | None, spec: str = ".4g") -> str:
-    """A number for a table cell; `-` for a missing one."""
-    return "-" if value is None else format(value, spec)
 
 
 def runs(

@@ -8,8 +8,15 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from rewardsmith.commands.common import JsonOption, console, print_json
-from rewardsmith.commands.runs_list import RunArgument, RunsDirOption, fmt, load
+from rewardsmith.commands.common import (
+    JsonOption,
+    RunArgument,
+    RunsDirOption,
+    console,
+    fmt,
+    print_json,
+)
+from rewardsmith.commands.runs_list import load
 from rewardsmith.commands.text import plain, untrusted
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
 
