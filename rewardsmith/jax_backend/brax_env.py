@@ -19,16 +19,27 @@ from brax.envs.base import State
 from rewardsmith.jax_backend.env import TaskBatchEnv
 from rewardsmith.jax_backend.tasks import JaxTask, schema_names
 
+GYMNASIUM_ANT = "gymnasium-ant"  # `brax_id` of Gymnasium's own Ant-v5 model (`gym_ant.py`)
+
+
+def make_brax_env(task: JaxTask) -> Any:
+    """One environment of an MJX task: one of Brax's, or Gymnasium's ant on MJX."""
+    assert task.brax_id is not None
+    if task.brax_id == GYMNASIUM_ANT:
+        from rewardsmith.jax_backend.gym_ant import GymnasiumAnt
+
+        return GymnasiumAnt()
+    from brax import envs
+
+    return envs.get_environment(task.brax_id, backend="mjx", **dict(task.brax_kwargs))
+
 
 class BraxBatchEnv(TaskBatchEnv):
     """B environments of one Brax task on MJX; `done` is the environment's own termination."""
 
     def __init__(self, task: JaxTask) -> None:
-        from brax import envs
-
-        assert task.brax_id is not None
         self.task = task
-        self.env = envs.get_environment(task.brax_id, backend="mjx", **dict(task.brax_kwargs))
+        self.env = make_brax_env(task)
         # The observation size without compiling a step (reading it from Brax compiles one).
         example = jax.eval_shape(self.env.reset, jax.random.PRNGKey(0))
         self._obs_size = int(example.obs.shape[-1])

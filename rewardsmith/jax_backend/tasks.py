@@ -180,6 +180,28 @@ def _planar_fields(
     return fields
 
 
+def _ant_fields(state: Any, after_reset: bool) -> dict[str, jax.Array]:
+    """Ant's spatial fields from Gymnasium's Ant-v5 model on MJX (`gym_ant.py`), as the SB3 task
+    reads them from MuJoCo: the free joint's position and orientation, the step's velocity, and
+    `cfrc_ext` of the 13 bodies (zeros after a reset, as in Gymnasium before its first step)."""
+    from rewardsmith.jax_backend.gym_ant import contact_forces
+
+    pipeline = state.pipeline_state
+    q, qd = pipeline.q, pipeline.qd
+    return {
+        "x_position": q[0],
+        "y_position": q[1],
+        "x_velocity": qd[0] if after_reset else state.metrics["x_velocity"],
+        "y_velocity": qd[1] if after_reset else state.metrics["y_velocity"],
+        "torso_height": q[2],
+        "torso_orientation": q[3:7],
+        "joint_angles": q[7:15],
+        "joint_velocities": qd[6:14],
+        "contact_forces": contact_forces(pipeline).ravel(),
+        "is_healthy": jnp.ones(()) if after_reset else state.metrics["reward_survive"],
+    }
+
+
 def _fell(fields: dict[str, jax.Array]) -> jax.Array:
     return fields["is_healthy"] < 0.5
 
@@ -241,6 +263,18 @@ TASKS: dict[str, JaxTask] = {
         terminated=_own_termination,
         episode_length=1000,
         policy_action_size=6,
+        to_env_action=_scaled(1.0),
+        contract_action=_continuous_contract,
+        discrete=False,
+    ),
+    "ant": JaxTask(
+        id="ant",
+        gymnax_id="",
+        brax_id="gymnasium-ant",  # brax_env.GYMNASIUM_ANT: Gymnasium's own model on MJX
+        fields=_ant_fields,
+        terminated=_own_termination,
+        episode_length=1000,
+        policy_action_size=8,
         to_env_action=_scaled(1.0),
         contract_action=_continuous_contract,
         discrete=False,
