@@ -20,7 +20,7 @@ DEFAULT_BACKEND = "sb3"
 
 # Task ids with a JAX variant (module `rewardsmith.jax_backend.tasks`): gymnax and MJX.
 GYMNAX_TASK_IDS = frozenset({"cartpole", "pendulum", "acrobot", "mountaincar-continuous"})
-MJX_TASK_IDS = frozenset({"halfcheetah", "hopper", "walker2d", "ant"})
+MJX_TASK_IDS = frozenset({"halfcheetah", "hopper", "walker2d", "ant", "humanoid"})
 JAX_TASK_IDS = GYMNAX_TASK_IDS | MJX_TASK_IDS
 
 INSTALL_HINT = "install the JAX extra: pip install -e '.[jax]' (jax, brax, mujoco-mjx, gymnax)"

@@ -19,16 +19,17 @@ from brax.envs.base import State
 from rewardsmith.jax_backend.env import TaskBatchEnv
 from rewardsmith.jax_backend.tasks import JaxTask, schema_names
 
-GYMNASIUM_ANT = "gymnasium-ant"  # `brax_id` of Gymnasium's own Ant-v5 model (`gym_ant.py`)
+# `brax_id`s of Gymnasium's own models on MJX (`gymnasium_mjx.py`), by class name there.
+GYMNASIUM_MODELS = {"gymnasium-ant": "GymnasiumAnt", "gymnasium-humanoid": "GymnasiumHumanoid"}
 
 
 def make_brax_env(task: JaxTask) -> Any:
-    """One environment of an MJX task: one of Brax's, or Gymnasium's ant on MJX."""
+    """One environment of an MJX task: one of Brax's, or a Gymnasium model on MJX."""
     assert task.brax_id is not None
-    if task.brax_id == GYMNASIUM_ANT:
-        from rewardsmith.jax_backend.gym_ant import GymnasiumAnt
+    if task.brax_id in GYMNASIUM_MODELS:
+        from rewardsmith.jax_backend import gymnasium_mjx
 
-        return GymnasiumAnt()
+        return getattr(gymnasium_mjx, GYMNASIUM_MODELS[task.brax_id])()
     from brax import envs
 
     return envs.get_environment(task.brax_id, backend="mjx", **dict(task.brax_kwargs))

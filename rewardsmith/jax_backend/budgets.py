@@ -127,6 +127,11 @@ BUDGETS: dict[str, JaxBudget] = {
         search_steps=300_000,
         ppo=replace(_MJX_PPO, discounting=0.97),
     ),
+    "humanoid": JaxBudget(
+        steps=1_000_000,
+        search_steps=300_000,
+        ppo=replace(_MJX_PPO, discounting=0.97),
+    ),
     "hopper": JaxBudget(
         steps=1_000_000,
         search_steps=300_000,

@@ -180,26 +180,30 @@ def _planar_fields(
     return fields
 
 
-def _ant_fields(state: Any, after_reset: bool) -> dict[str, jax.Array]:
-    """Ant's spatial fields from Gymnasium's Ant-v5 model on MJX (`gym_ant.py`), as the SB3 task
-    reads them from MuJoCo: the free joint's position and orientation, the step's velocity, and
-    `cfrc_ext` of the 13 bodies (zeros after a reset, as in Gymnasium before its first step)."""
-    from rewardsmith.jax_backend.gym_ant import contact_forces
+def _spatial_fields(n_joints: int) -> Callable[[Any, bool], dict[str, jax.Array]]:
+    """Ant's and Humanoid's fields from Gymnasium's model on MJX (`gymnasium_mjx.py`), as the SB3
+    tasks read them from MuJoCo: the free joint's position and orientation, the step's velocity,
+    and `cfrc_ext` of the 13 bodies (zeros after a reset, as in Gymnasium before its first step)."""
 
-    pipeline = state.pipeline_state
-    q, qd = pipeline.q, pipeline.qd
-    return {
-        "x_position": q[0],
-        "y_position": q[1],
-        "x_velocity": qd[0] if after_reset else state.metrics["x_velocity"],
-        "y_velocity": qd[1] if after_reset else state.metrics["y_velocity"],
-        "torso_height": q[2],
-        "torso_orientation": q[3:7],
-        "joint_angles": q[7:15],
-        "joint_velocities": qd[6:14],
-        "contact_forces": contact_forces(pipeline).ravel(),
-        "is_healthy": jnp.ones(()) if after_reset else state.metrics["reward_survive"],
-    }
+    def fields(state: Any, after_reset: bool) -> dict[str, jax.Array]:
+        from rewardsmith.jax_backend.gymnasium_mjx import contact_forces
+
+        pipeline = state.pipeline_state
+        q, qd = pipeline.q, pipeline.qd
+        return {
+            "x_position": q[0],
+            "y_position": q[1],
+            "x_velocity": qd[0] if after_reset else state.metrics["x_velocity"],
+            "y_velocity": qd[1] if after_reset else state.metrics["y_velocity"],
+            "torso_height": q[2],
+            "torso_orientation": q[3:7],
+            "joint_angles": q[7 : 7 + n_joints],
+            "joint_velocities": qd[6 : 6 + n_joints],
+            "contact_forces": contact_forces(pipeline).ravel(),
+            "is_healthy": jnp.ones(()) if after_reset else state.metrics["reward_survive"],
+        }
+
+    return fields
 
 
 def _fell(fields: dict[str, jax.Array]) -> jax.Array:
@@ -270,12 +274,24 @@ TASKS: dict[str, JaxTask] = {
     "ant": JaxTask(
         id="ant",
         gymnax_id="",
-        brax_id="gymnasium-ant",  # brax_env.GYMNASIUM_ANT: Gymnasium's own model on MJX
-        fields=_ant_fields,
+        brax_id="gymnasium-ant",  # Gymnasium's own model on MJX (brax_env.GYMNASIUM_MODELS)
+        fields=_spatial_fields(8),
         terminated=_own_termination,
         episode_length=1000,
         policy_action_size=8,
         to_env_action=_scaled(1.0),
+        contract_action=_continuous_contract,
+        discrete=False,
+    ),
+    "humanoid": JaxTask(
+        id="humanoid",
+        gymnax_id="",
+        brax_id="gymnasium-humanoid",
+        fields=_spatial_fields(17),
+        terminated=_own_termination,
+        episode_length=1000,
+        policy_action_size=17,
+        to_env_action=_scaled(0.4),  # Humanoid-v5's actuators take [-0.4, 0.4]
         contract_action=_continuous_contract,
         discrete=False,
     ),
