@@ -13,11 +13,8 @@ from pathlib import Path
 
 from rewardsmith.envs import load_task
 from rewardsmith.jax_backend import prepare_process
-from rewardsmith.sandbox import job as files
-from rewardsmith.sandbox.atomic import write_json
 from rewardsmith.sandbox.job import TrainJob
-from rewardsmith.sandbox.rollout import summarize
-from rewardsmith.sandbox.trajectories import save_episodes
+from rewardsmith.sandbox.rollout import write_evaluation
 
 FINAL_EVAL_SEED = 20_000
 
@@ -45,14 +42,7 @@ def main(eval_dir: Path, policy_dir: Path) -> int:
     params = load_params(policy_dir / PARAMS_FILE, template)
     rollout = PolicyRollout(env, job.eval_episodes * 2, make_policy)
     episodes, _ = rollout(params, jax.random.PRNGKey(FINAL_EVAL_SEED + job.seed))
-    summary = summarize(adapter, episodes)
-    save_episodes(
-        eval_dir / files.TRAJECTORIES_FILE,
-        episodes,
-        summary["fitness_per_episode"],
-        [adapter.success(e) for e in episodes],
-    )
-    write_json(eval_dir / files.EVAL_FILE, summary)
+    write_evaluation(adapter, episodes, eval_dir)
     return 0
 
 

@@ -18,11 +18,9 @@ import torch
 
 from rewardsmith.envs import load_task
 from rewardsmith.sandbox import job as files
-from rewardsmith.sandbox.atomic import write_json
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.policy_io import build_model, load_policy, obs_normalizer
-from rewardsmith.sandbox.rollout import rollout_episodes, summarize
-from rewardsmith.sandbox.trajectories import save_episodes
+from rewardsmith.sandbox.rollout import rollout_episodes, write_evaluation
 from rewardsmith.sandbox.vec_reward import make_vec_env
 
 FINAL_EVAL_SEED = 20_000
@@ -59,14 +57,7 @@ def main(eval_dir: Path, policy_dir: Path) -> int:
         return model.predict(normalize(obs) if normalize else obs, deterministic=True)[0]
 
     episodes = rollout_episodes(adapter, policy, job.eval_episodes * 2, FINAL_EVAL_SEED + job.seed)
-    summary = summarize(adapter, episodes)
-    save_episodes(
-        eval_dir / files.TRAJECTORIES_FILE,
-        episodes,
-        summary["fitness_per_episode"],
-        [adapter.success(e) for e in episodes],
-    )
-    write_json(eval_dir / files.EVAL_FILE, summary)
+    write_evaluation(adapter, episodes, eval_dir)
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -82,3 +83,20 @@ def summarize(adapter: TaskAdapter, episodes: list[Episode]) -> dict[str, Any]:
         "episode_length": float(np.mean([e.length for e in episodes])),
         "terminated_rate": float(np.mean([e.terminated for e in episodes])),
     }
+
+
+def write_evaluation(adapter: TaskAdapter, episodes: list[Episode], eval_dir: Path) -> None:
+    """What every reward-free evaluator leaves: the trajectories, with each episode's fitness
+    and success, and the summary record the orchestrator reads back."""
+    from rewardsmith.sandbox import job as files
+    from rewardsmith.sandbox.atomic import write_json
+    from rewardsmith.sandbox.trajectories import save_episodes
+
+    summary = summarize(adapter, episodes)
+    save_episodes(
+        eval_dir / files.TRAJECTORIES_FILE,
+        episodes,
+        summary["fitness_per_episode"],
+        [adapter.success(e) for e in episodes],
+    )
+    write_json(eval_dir / files.EVAL_FILE, summary)
