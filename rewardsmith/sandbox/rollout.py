@@ -65,7 +65,9 @@ def rollout_episodes(
 
 def random_policy(adapter: TaskAdapter, seed: int) -> Policy:
     """Uniform random actions, for seeding trajectory banks and smoke-test states."""
-    space = adapter.make_env().action_space
+    env = adapter.make_env()
+    space = env.action_space  # the space outlives its env: sampling needs no simulator
+    env.close()
     space.seed(seed)
     return lambda obs: np.stack([space.sample() for _ in range(len(obs))])
 
