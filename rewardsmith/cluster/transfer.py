@@ -14,6 +14,7 @@ import stat
 from pathlib import Path, PurePosixPath
 
 from rewardsmith.sandbox.atomic import write_bytes
+from rewardsmith.sandbox.worker_files import WorkerFileError, read_bytes
 
 MAX_TOTAL_BYTES = 2 * 1024**3
 
@@ -23,16 +24,24 @@ class TransferError(ValueError):
 
 
 def pack_dir(root: Path) -> dict[str, bytes]:
-    """Every regular file under `root` (not following links), keyed by its relative path."""
+    """Every regular file under `root`, keyed by its relative path; links, FIFOs and devices are
+    left behind. Read as the orchestrator reads any worker file (`worker_files.read_bytes`: no
+    link followed, no FIFO opened blocking, capped), so a file swapped after the walk saw it, or
+    a folder over MAX_TOTAL_BYTES, is a TransferError, never a hang."""
     files: dict[str, bytes] = {}
+    room = MAX_TOTAL_BYTES
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         base = Path(dirpath)
         dirnames[:] = [d for d in dirnames if not (base / d).is_symlink()]
         for name in filenames:
-            path = base / name
-            if not stat.S_ISREG(path.lstat().st_mode):
+            if not stat.S_ISREG((base / name).lstat().st_mode):
                 continue
-            files[path.relative_to(root).as_posix()] = path.read_bytes()
+            relative = (base / name).relative_to(root).as_posix()
+            try:
+                files[relative] = read_bytes(root, relative, room)
+            except WorkerFileError as refused:
+                raise TransferError(f"refused {refused}") from None
+            room -= len(files[relative])
     return files
 
 

@@ -158,6 +158,9 @@ def test_a_packed_folder_cannot_write_outside_its_destination(tmp_path: Path) ->
     os.mkfifo(tmp_path / "src" / "fifo")
     packed = pack_dir(tmp_path / "src")
     assert packed == {"sub/f.txt": b"data"}
+    with pytest.raises(TransferError, match="hard links"):  # a second name for a host file
+        os.link(tmp_path / "src" / "sub" / "f.txt", tmp_path / "second")
+        pack_dir(tmp_path / "src")
     unpack_into(packed, tmp_path / "copy")
     assert (tmp_path / "copy" / "sub" / "f.txt").read_text() == "data"
 
