@@ -18,7 +18,7 @@ from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
 from rewardsmith.sandbox.executor import Limits
 from rewardsmith.sandbox.job import TrainJob
-from rewardsmith.sandbox.records import read_evaluation, read_progress, read_result
+from rewardsmith.sandbox.records import read_result
 from rewardsmith.sandbox.runner import Sandbox, run_job
 from rewardsmith.sandbox.workdirs import remove
 
@@ -85,7 +85,12 @@ def train_reward_jax(
     on_progress: Any = None,
 ) -> Any:
     """`sandbox.training.train_reward` for `job.backend == "jax"`; the same `TrainOutcome`."""
-    from rewardsmith.sandbox.training import TrainOutcome, _read_checkpoints
+    from rewardsmith.sandbox.training import (
+        TrainOutcome,
+        _read_checkpoints,
+        evaluate_policy,
+        progress_poll,
+    )
 
     start = time.monotonic()
     job_dir, eval_dir = candidate_dir / "job", candidate_dir / "eval"
@@ -101,11 +106,6 @@ def train_reward_jax(
         inputs[files.REWARD_FILE] = reward_source  # kept for the record; the trainer never runs it
         inputs[EXPORT_FILE] = export
 
-    def poll() -> None:
-        steps = read_progress(job_dir)
-        if steps is not None and on_progress is not None:
-            on_progress(steps, job.steps)
-
     trained = run_job(
         sandbox,
         WORKER_MODULE,
@@ -115,26 +115,16 @@ def train_reward_jax(
         limits=limits,
         log_path=candidate_dir / "worker.log",
         read=read_result,
-        on_poll=poll if on_progress is not None else None,
+        on_poll=progress_poll(job_dir, job, on_progress),
     )
     outcome.error, outcome.warnings = trained.error, list(trained.run.warnings)
     if trained.record is not None:
         outcome.error, outcome.steps = trained.record.error, trained.record.steps
     _read_checkpoints(outcome, job_dir, trained.run)
     if outcome.error is None:
-        evaluated = run_job(
-            sandbox,
-            EVALUATOR_MODULE,
-            [str(eval_dir), str(job_dir)],
-            workdir=eval_dir,
-            inputs={files.JOB_FILE: job.to_json()},
-            limits=limits,
-            log_path=candidate_dir / "evaluator.log",
-            read=read_evaluation,
-            what="evaluation failed",
-            readable=[job_dir],
+        outcome.error, outcome.evaluation = evaluate_policy(
+            adapter, job, candidate_dir, sandbox, limits, EVALUATOR_MODULE
         )
-        outcome.error, outcome.evaluation = evaluated.error, evaluated.record or {}
         outcome.ok = outcome.error is None
     if on_progress is not None and outcome.ok:
         on_progress(job.steps, job.steps)

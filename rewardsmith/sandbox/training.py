@@ -146,11 +146,6 @@ def train_reward(
     job.env_reward = reward_source is None
     inputs = {files.REWARD_FILE: reward_source or "", files.JOB_FILE: job.to_json()}
 
-    def poll() -> None:  # never blocks: the progress file is read like any worker file
-        steps = read_progress(job_dir)
-        if steps is not None and on_progress is not None:
-            on_progress(steps, job.steps)
-
     trained = run_job(
         sandbox,
         WORKER_MODULE,
@@ -160,7 +155,7 @@ def train_reward(
         limits=limits,
         log_path=candidate_dir / "worker.log",
         read=read_result,
-        on_poll=poll if on_progress is not None else None,
+        on_poll=progress_poll(job_dir, job, on_progress),
     )
     outcome = TrainOutcome(
         ok=False,
@@ -177,12 +172,31 @@ def train_reward(
         ]
     _read_checkpoints(outcome, job_dir, trained.run)
     if outcome.error is None:
-        outcome.error, outcome.evaluation = _evaluate(adapter, job, candidate_dir, sandbox, limits)
+        outcome.error, outcome.evaluation = evaluate_policy(
+            adapter, job, candidate_dir, sandbox, limits
+        )
         outcome.ok = outcome.error is None
     if on_progress is not None and outcome.ok:
         on_progress(job.steps, job.steps)
     outcome.wall_s = time.monotonic() - start
     return outcome
+
+
+def progress_poll(
+    job_dir: Path, job: TrainJob, on_progress: ProgressFn | None
+) -> Callable[[], None] | None:
+    """What the runner calls while a trainer runs: the steps it reports, passed to
+    `on_progress`. Never blocks: the progress file is read like any worker file."""
+    if on_progress is None:
+        return None
+    report = on_progress
+
+    def poll() -> None:
+        steps = read_progress(job_dir)
+        if steps is not None:
+            report(steps, job.steps)
+
+    return poll
 
 
 def _task_input(adapter: TaskAdapter) -> dict[str, Path]:
@@ -205,14 +219,20 @@ def _read_checkpoints(outcome: TrainOutcome, job_dir: Path, run: SandboxRun) -> 
             outcome.warnings.append(str(bad))
 
 
-def _evaluate(
-    adapter: TaskAdapter, job: TrainJob, candidate_dir: Path, sandbox: Sandbox, limits: Limits
+def evaluate_policy(
+    adapter: TaskAdapter,
+    job: TrainJob,
+    candidate_dir: Path,
+    sandbox: Sandbox,
+    limits: Limits,
+    module: str = EVALUATOR_MODULE,
 ) -> tuple[RewardError | None, dict[str, Any]]:
-    """Run the reward-free evaluator in its own sandbox; only `eval/` is writable to it."""
+    """Run a backend's reward-free evaluator in its own sandbox; only `eval/` is writable to it,
+    the trained policy in `job/` is readable."""
     job_dir, eval_dir = candidate_dir / "job", candidate_dir / "eval"
     evaluated = run_job(
         sandbox,
-        EVALUATOR_MODULE,
+        module,
         [str(eval_dir), str(job_dir)],
         workdir=eval_dir,
         inputs={files.JOB_FILE: job.to_json(), **_task_input(adapter)},
