@@ -28,13 +28,14 @@ def list_all(ctx: typer.Context, as_json: JsonOption = False) -> None:
         print_json(described)
         return
     table = Table(title="Built-in tasks")
-    for column in ("task", "environment", "backends", "fields", "fitness", "success"):
-        table.add_column(column, no_wrap=column in ("task", "environment"))
+    # Every task trains on sb3; the narrow "jax" column says which also have a JAX variant.
+    for column in ("task", "environment", "jax", "fields", "fitness", "success"):
+        table.add_column(column, no_wrap=column in ("task", "environment", "jax"))
     for task in described:
         table.add_row(
             task["id"],
             task["env_id"],
-            ", ".join(task["backends"]),
+            "yes" if "jax" in task["backends"] else "-",
             str(len(task["fields"])),
             task["fitness"],
             task["success"] or "-",
