@@ -215,7 +215,9 @@ def resume_run(
         config.executor, config.address = executor
     graph = build_graph(run.checkpoint_db_path)
     snapshot = graph.get_state({"configurable": {"thread_id": run.run_id}})
-    if snapshot.values and not snapshot.next:
+    # A node that finished just before a kill has its writes saved but no checkpoint after it:
+    # `next` is then empty (nothing left to run in that step), yet its task is still there.
+    if snapshot.values and not snapshot.next and not snapshot.tasks:
         raise ValueError(f"run {run.run_id} already finished; nothing to resume")
     run.set_status("running")
     reporter.message(f"resuming run {run.run_id}")

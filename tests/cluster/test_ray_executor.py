@@ -169,18 +169,21 @@ def test_a_killed_driver_resumes_on_the_cluster(
     cluster: Any, executor: Any, tmp_path: Path
 ) -> None:
     """`rewardsmith run --executor ray`, kill -9 once a candidate finished, then resume on the
-    cluster: the finished candidate is not trained again and the rest train on the nodes."""
+    cluster: the finished candidate is not trained again and the rest train on the nodes.
+
+    Three rounds, so that two whole rounds (~25 s) stand between the first outcome and the run's
+    end: with two, a loaded CI machine once stalled this test past the run's last candidate."""
     from rewardsmith.eureka_loop.runner import resume_run
 
     command = [
         *(sys.executable, "-m", "rewardsmith.cli", "run", "cartpole"),
-        *("--rounds", "2", "--samples", "2", "--steps", "2048", "--parallel", "2"),
+        *("--rounds", "3", "--samples", "2", "--steps", "2048", "--parallel", "2"),
         *("--no-evaluate", "--no-preference-check", "--sandbox", "process"),
         *("--executor", "ray", "--address", cluster.address, "--runs-dir", str(tmp_path)),
     ]
-    driver = subprocess.Popen(
-        command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    log = tmp_path / "driver.log"
+    with log.open("wb") as out:
+        driver = subprocess.Popen(command, start_new_session=True, stdout=out, stderr=out)
     deadline = time.monotonic() + 300
     finished: list[Path] = []
     while not finished and time.monotonic() < deadline and driver.poll() is None:
@@ -188,11 +191,11 @@ def test_a_killed_driver_resumes_on_the_cluster(
         time.sleep(0.2)
     assert finished, "no candidate finished on the cluster"
     os.killpg(driver.pid, signal.SIGKILL)
-    driver.wait()
+    assert driver.wait() == -signal.SIGKILL, f"the run ended on its own:\n{log.read_text()[-3000:]}"
     kept = {path: path.stat().st_mtime_ns for path in finished}
     run_dir = finished[0].parents[2]
     result = resume_run(run_dir.name, tmp_path, executor=("ray", cluster.address))
-    assert [h["round"] for h in result["history"]] == [0, 1]
+    assert [h["round"] for h in result["history"]] == [0, 1, 2]
     for path, mtime in kept.items():
         assert path.stat().st_mtime_ns == mtime  # not trained again
     outcomes = [

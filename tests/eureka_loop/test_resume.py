@@ -128,3 +128,44 @@ def test_sigkill_then_ctrl_c_then_resume_repeats_no_llm_call(tmp_path: Path, scr
     assert info["summary"]["best_fitness"] == result["best_fitness"]
     with pytest.raises(ValueError, match="already finished"):
         resume_run(run_dir, tmp_path)
+
+
+def test_a_run_killed_right_after_a_node_finished_resumes(tmp_path: Path) -> None:
+    """A kill between a node's saved writes and the next checkpoint leaves a snapshot whose
+    `next` is empty while the finished node's task is still pending: that run is not finished.
+
+    The state is made exactly: a finished run's checkpoints after the train step are dropped,
+    keeping the train node's writes (what SQLite holds after such a kill)."""
+    import sqlite3
+
+    from rewardsmith.eureka_loop.graph import build_graph
+    from rewardsmith.eureka_loop.runner import start_run
+    from rewardsmith.eureka_loop.state import LoopConfig
+
+    config = LoopConfig(
+        task_id="cartpole",
+        rounds=1,
+        samples=1,
+        steps=2_000,
+        parallel=1,
+        evaluate=False,
+        preference_check=False,
+        sandbox="process",
+    )
+    run_dir = Path(start_run(config, tmp_path)["run_dir"])
+    thread = {"configurable": {"thread_id": run_dir.name}}
+    history = list(build_graph(run_dir / "state.sqlite").get_state_history(thread))
+    train_step = next(h for h in history if h.next == ("train",))
+    later = [h.config["configurable"]["checkpoint_id"] for h in history if h is not train_step]
+    later = later[: history.index(train_step)]  # the history is newest first
+    with sqlite3.connect(run_dir / "state.sqlite") as db:
+        for checkpoint_id in later:
+            db.execute("DELETE FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,))
+            db.execute("DELETE FROM writes WHERE checkpoint_id = ?", (checkpoint_id,))
+    outcome = run_dir / "round_00" / "cand_00" / "outcome.json"
+    trained_at = outcome.stat().st_mtime_ns
+
+    result = resume_run(run_dir.name, tmp_path)
+    assert [h["round"] for h in result["history"]] == [0]
+    assert result["best_fitness"] is not None
+    assert outcome.stat().st_mtime_ns == trained_at  # the train node's result was kept
