@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -29,6 +30,7 @@ class Executor(Protocol):
         candidate_dir: Path,
         limits: Limits | None = None,
         on_progress: ProgressFn | None = None,
+        resume: Mapping[str, bytes] | None = None,
     ) -> TrainOutcome: ...
 
 
@@ -48,9 +50,10 @@ class LocalExecutor:
         candidate_dir: Path,
         limits: Limits | None = None,
         on_progress: ProgressFn | None = None,
+        resume: Mapping[str, bytes] | None = None,
     ) -> TrainOutcome:
         return train_reward(
-            adapter, job, reward_source, candidate_dir, self.sandbox, limits, on_progress
+            adapter, job, reward_source, candidate_dir, self.sandbox, limits, on_progress, resume
         )
 
 

@@ -20,6 +20,7 @@ import signal
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,7 @@ class RemoteTraining:
     reward_source: str | None
     limits: Limits
     sandbox: str
+    resume: dict[str, bytes] | None = None  # the saved state a continued job starts from
 
 
 def _task_files(adapter: TaskAdapter) -> dict[str, bytes]:
@@ -103,7 +105,14 @@ def train_on_node(spec: RemoteTraining, attempts: Any) -> dict[str, Any]:
         candidate = Path(scratch) / "candidate"
         sandbox = choose_sandbox(spec.sandbox).sandbox
         outcome = train_reward(
-            adapter, spec.job, spec.reward_source, candidate, sandbox, spec.limits
+            adapter,
+            spec.job,
+            spec.reward_source,
+            candidate,
+            sandbox,
+            spec.limits,
+            None,
+            spec.resume,
         )
         return {
             "outcome": outcome.to_dict(),
@@ -153,6 +162,7 @@ class RayExecutor:
         candidate_dir: Path,
         limits: Limits | None = None,
         on_progress: ProgressFn | None = None,
+        resume: Mapping[str, bytes] | None = None,
     ) -> TrainOutcome:
         """Train on the cluster; files land in `candidate_dir` here. `on_progress` is called
         while waiting (with 0 steps done: the node does not stream progress) and may raise to
@@ -167,6 +177,7 @@ class RayExecutor:
             reward_source=reward_source,
             limits=limits,
             sandbox=self.sandbox,
+            resume=dict(resume) if resume else None,
         )
         resources = {"num_cpus": 1, "num_gpus": 1 if self._wants_gpu(job) else 0}
         ref = self._train.options(max_retries=self.retries, **resources).remote(spec, self.attempts)

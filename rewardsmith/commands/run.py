@@ -23,6 +23,7 @@ from rewardsmith.commands.common import (
     user_errors,
 )
 from rewardsmith.commands.text import untrusted
+from rewardsmith.eureka_loop.halving import SCHEDULES
 from rewardsmith.eureka_loop.state import DEFAULT_PREFERENCE_THRESHOLD, default_parallel
 
 
@@ -219,6 +220,13 @@ def run(
         ),
     ] = False,
     algo: Annotated[str | None, typer.Option(help="ppo or sac (default: the task's).")] = None,
+    schedule: Annotated[
+        str,
+        typer.Option(
+            help="full: every candidate trains the whole budget. halving: all train a quarter "
+            "of it, the fitter half continues from where it stopped, and so on (PPO on sb3).",
+        ),
+    ] = "full",
     sandbox: Annotated[str, typer.Option(help="auto, process, docker or none.")] = "auto",
     backend: BackendOption = "sb3",
     executor: ExecutorOption = "local",
@@ -231,6 +239,8 @@ def run(
 
     if task is None and task_file is None:
         fail("name a task or pass --task-file", "see `rewardsmith tasks`")
+    if schedule not in SCHEDULES:
+        fail(f"unknown schedule {schedule!r}", f"choose one of {', '.join(SCHEDULES)}")
     if backend != "sb3":
         from rewardsmith.jax_backend import check_backend
 
@@ -263,6 +273,7 @@ def run(
         preference_check=preference_check,
         preference_threshold=preference_threshold,
         analyzer_llm=analyzer_llm,
+        schedule=schedule,
     )
     _execute(lambda reporter: start_run(config, runs_dir, reporter), as_json, runs_dir)
 

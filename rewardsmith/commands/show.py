@@ -64,7 +64,8 @@ def print_header(view: RunView) -> None:
     config = view.config
     console.print(
         f"config: {config.get('rounds')} rounds x {config.get('samples')} samples, "
-        f"{config.get('steps') or 'task default'} steps, seed {config.get('seed')}",
+        f"{config.get('steps') or 'task default'} steps, seed {config.get('seed')}, "
+        f"schedule {config.get('schedule', 'full')}",
         highlight=False,
     )
     if error := view.info.get("error"):
@@ -101,9 +102,11 @@ def print_round(round_view: RoundView) -> None:
     table.add_column("candidate")
     table.add_column("fate", overflow="fold")
     table.add_column("fitness", justify="right")
+    table.add_column("steps", justify="right")
     table.add_column("parent")
     for c in r.candidates:
-        table.add_row(c.key, fate_text(c), fmt(c.fitness), c.parent or "-")
+        steps = f"{c.steps:,}" if c.steps is not None else "-"
+        table.add_row(c.key, fate_text(c), fmt(c.fitness), steps, c.parent or "-")
     console.print(table)
     if r.summary is None:
         console.print("selection has not run for this round (the run stopped or is still running)")

@@ -6,12 +6,12 @@ states inside the sandbox; the optional LLM review checks the code against the t
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from rewardsmith.eureka_loop.baseline import is_env_reward
+from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.hacking import FLAG, outcome_field_reason, outcome_fields_read
 from rewardsmith.eureka_loop.llm import LLMUnavailableError, prompt_hash
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
@@ -134,8 +134,6 @@ def critique(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     candidates = state.get("candidates", [])
     pending = [c for c in candidates if c.get("status") == "designed"]
-    with ThreadPoolExecutor(max_workers=max(1, ctx.config.parallel)) as pool:
-        checked = {
-            (c["round"], c["idx"]): c for c in pool.map(lambda c: _critique_one(ctx, c), pending)
-        }
+    results = in_parallel(ctx, lambda c: _critique_one(ctx, c), pending, "critic")
+    checked = {(c["round"], c["idx"]): c for c in results}
     return {"candidates": [checked.get((c["round"], c["idx"]), c) for c in candidates]}

@@ -35,7 +35,6 @@ class Proposal:
 
 class Designer(Protocol):
     name: str
-    is_llm: bool
 
     def propose(
         self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]
@@ -127,8 +126,6 @@ def _hacking_suspects(ctx: Context, state: LoopState) -> list[dict[str, Any]]:
 
 class LLMDesigner:
     """Samples K replies concurrently; each reply is written to the run before it is used."""
-
-    is_llm = True
 
     def __init__(self, model: str) -> None:
         self.name = model

@@ -10,13 +10,13 @@ stand for both arms, and the report says so.
 from __future__ import annotations
 
 import ast
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 from langgraph.runtime import Runtime
 
 from rewardsmith.eureka_loop.baseline import training_source
+from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.state import Context, LoopState
 from rewardsmith.eureka_loop.trainer import run_job
 from rewardsmith.runs.atomic import write_json
@@ -119,12 +119,7 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
             )
         return name, outcome
 
-    with ThreadPoolExecutor(max_workers=max(1, config.parallel)) as pool:
-        try:
-            results = list(pool.map(one, jobs))
-        except BaseException:
-            ctx.cancel.set()  # Ctrl-C or SIGTERM: stop the sandboxes still running, start none
-            raise
+    results = in_parallel(ctx, one, jobs, "evaluate")
     report: dict[str, Any] = {}
     for name in sources:
         arm = "best" if name == "human" and same else name

@@ -299,7 +299,6 @@ class OfflineDesigner:
     """Evolutionary search seeded from the human reward; announced as what it is, never an LLM."""
 
     name = "offline designer (evolutionary search over reward terms, no LLM)"
-    is_llm = False
 
     def propose(
         self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]

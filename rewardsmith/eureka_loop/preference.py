@@ -31,7 +31,6 @@ discriminate (too few clearly ordered pairs), the candidate passes and the recor
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,7 @@ from rewardsmith.eureka_loop.bank import (
     seed_bank,
 )
 from rewardsmith.eureka_loop.baseline import ENV_REWARD_COMPONENT, is_env_reward
+from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.hacking import bank_signals, hacking_suspects
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
@@ -517,12 +517,10 @@ def preference_check(state: LoopState, runtime: Runtime[Context]) -> dict[str, A
         seed=0,
         algo=ctx.config.algo,
     ).steps
-    workers = max(1, ctx.config.parallel)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="preference") as pool:
-        checked = {
-            (c["round"], c["idx"]): c
-            for c in pool.map(lambda c: check_candidate(ctx, c, view, steps), pending)
-        }
+    results = in_parallel(
+        ctx, lambda c: check_candidate(ctx, c, view, steps), pending, "preference"
+    )
+    checked = {(c["round"], c["idx"]): c for c in results}
     totals = preference_totals(ctx.run.path)
     ctx.run.update_summary(
         preference=totals, reward_hacking_suspects=hacking_suspects(ctx.run.path)

@@ -66,8 +66,6 @@ class PromptCheck:
 class ReplayDesigner:
     """Serves the source run's stored design replies by key; never calls a model."""
 
-    is_llm = False
-
     def __init__(self, source: Run) -> None:
         self.source = source
         self.name = (

@@ -53,9 +53,12 @@ def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     round_, attempt = state.get("round", 0), state.get("attempt", 0)
     candidates = state.get("candidates", [])
     trained = [c for c in candidates if c.get("status") == "trained"]
+    # Under the halving schedule only the full budget's fitness competes for the best: a
+    # candidate stopped at a shorter rung was measured on a shorter training.
+    finalists = [c for c in trained if c.get("stopped_at_rung") is None]
     margin = _margin(ctx)
-    round_best, best = pick_best(state.get("best"), trained, margin)
-    for c in trained:
+    round_best, best = pick_best(state.get("best"), finalists, margin)
+    for c in finalists:
         if best is not None and c is not best and _fitness(best) < _fitness(c):
             ctx.reporter.message(
                 f"{candidate_key(c['round'], c['idx'])} ({c['fitness']:.4g}) is within the noise "

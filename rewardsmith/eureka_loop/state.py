@@ -62,6 +62,7 @@ class LoopConfig:
     preference_check: bool = True
     preference_threshold: float = DEFAULT_PREFERENCE_THRESHOLD
     analyzer_llm: bool = False
+    schedule: str = "full"  # "halving": candidates train in successive-halving rungs
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,10 +71,6 @@ class LoopConfig:
     def from_dict(cls, data: dict[str, Any]) -> LoopConfig:
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
-
-    @property
-    def designer_name(self) -> str:
-        return self.model or "offline designer"
 
 
 class CandidateSummary(TypedDict, total=False):
@@ -88,6 +85,8 @@ class CandidateSummary(TypedDict, total=False):
     success_rate: float | None
     parent: str | None
     warnings: list[str]
+    steps: int | None  # training steps it got
+    stopped_at_rung: int | None  # halving: the rung (from 0) after which it stopped early
 
 
 class LoopState(TypedDict, total=False):

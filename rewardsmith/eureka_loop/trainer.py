@@ -1,18 +1,22 @@
-"""The train node: each surviving candidate trains in its own sandboxed worker, in parallel."""
+"""The train node: each surviving candidate trains in its own sandboxed worker, in parallel,
+for the full budget or in successive-halving rungs (`halving`)."""
 
 from __future__ import annotations
 
+import functools
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from rewardsmith.eureka_loop.baseline import training_source
+from rewardsmith.eureka_loop.fanout import in_parallel
+from rewardsmith.eureka_loop.halving import Rung, rungs, survivors, unsupported
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState
-from rewardsmith.runs.atomic import write_json
+from rewardsmith.runs.atomic import write_bytes, write_json
 from rewardsmith.sandbox.executor import Limits
+from rewardsmith.sandbox.records import read_training_state
 from rewardsmith.sandbox.training import TrainOutcome, make_job, train_reward
 
 OUTCOME_FILE = "outcome.json"
@@ -23,13 +27,21 @@ class Cancelled(Exception):
 
 
 def run_job(
-    ctx: Context, cand_dir: Path, round_: int, idx: int, reward_source: str | None, seed: int
+    ctx: Context,
+    cand_dir: Path,
+    round_: int,
+    idx: int,
+    reward_source: str | None,
+    seed: int,
+    rung: Rung | None = None,
 ) -> dict[str, Any]:
     """Train one reward, or reuse its finished outcome after a resume; returns the outcome dict.
 
-    `round_`/`idx` only label progress reports (the final evaluation uses round -1).
+    `round_`/`idx` only label progress reports (the final evaluation uses round -1). With a
+    `rung` (the halving schedule) the training stops at that rung's steps, continuing from the
+    state the previous rung saved; the rung's outcome is kept as `rung_R.json`.
     """
-    outcome_path = cand_dir / OUTCOME_FILE
+    outcome_path = cand_dir / (OUTCOME_FILE if rung is None else rung_file(rung.index))
     if outcome_path.exists():
         stored = dict(json.loads(outcome_path.read_text()))
         # An outcome of the other backend (`evaluate --backend`) is retrained, not reused.
@@ -43,6 +55,14 @@ def run_job(
         backend=ctx.config.backend,
         search=True,
     )
+    earlier: dict[str, Any] | None = None
+    resume: dict[str, bytes] | None = None
+    if rung is not None:
+        job.stop_at = min(rung.steps, job.steps) if not rung.last else None
+        if rung.index > 0:
+            earlier = dict(json.loads((cand_dir / rung_file(rung.index - 1)).read_text()))
+            job.start_steps = int(earlier["steps"])
+            resume = _read_saved_state(cand_dir / rung_state_dir(rung.index - 1))
 
     def progress(done: int, total: int) -> None:
         if ctx.cancel.is_set():
@@ -51,23 +71,52 @@ def run_job(
 
     limits = Limits(wall_s=ctx.config.train_timeout_s)
     outcome: TrainOutcome = (
-        ctx.executor.train(ctx.adapter, job, reward_source, cand_dir, limits, progress)
+        ctx.executor.train(ctx.adapter, job, reward_source, cand_dir, limits, progress, resume)
         if ctx.executor is not None
-        else train_reward(ctx.adapter, job, reward_source, cand_dir, ctx.sandbox, limits, progress)
+        else train_reward(
+            ctx.adapter, job, reward_source, cand_dir, ctx.sandbox, limits, progress, resume
+        )
     )
     record = {**outcome.to_dict(), "backend": job.backend}
+    if rung is not None:
+        record["rung"], record["rungs"] = rung.index, rung.count
+        if earlier is not None:  # the reflection log of the whole training so far
+            record["checkpoints"] = [*earlier["checkpoints"], *record["checkpoints"]]
+            record["wall_s"] += earlier["wall_s"]
+        if outcome.ok and not rung.last:
+            _save_state(cand_dir, rung.index)
     write_json(outcome_path, record)
     return record
 
 
-def _train_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
+def rung_file(index: int) -> str:
+    return f"rung_{index}.json"
+
+
+def rung_state_dir(index: int) -> str:
+    return f"rung_{index}_state"
+
+
+def _save_state(cand_dir: Path, index: int) -> None:
+    """Keep what the next rung continues from, out of the job folder the next rung replaces
+    (read as any worker file: no link followed, size capped)."""
+    state_dir = cand_dir / rung_state_dir(index)
+    state_dir.mkdir(exist_ok=True)
+    for name, data in read_training_state(cand_dir / "job").items():
+        write_bytes(state_dir / name, data)
+
+
+def _read_saved_state(state_dir: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(state_dir.iterdir())}
+
+
+def _apply(ctx: Context, summary: CandidateSummary, outcome: dict[str, Any]) -> CandidateSummary:
+    """The candidate's summary and index row after its training."""
     summary = dict(summary)  # type: ignore[assignment]
     round_, idx = summary["round"], summary["idx"]
-    ctx.reporter.candidate(round_, idx, "training")
-    cand_dir = ctx.run.candidate_dir(round_, idx)
-    code = (cand_dir / "reward.py").read_text()
-    seed = ctx.config.seed + round_ * 1000 + idx
-    outcome = run_job(ctx, cand_dir, round_, idx, training_source(code), seed)
+    summary["steps"] = outcome.get("steps")
+    stopped = outcome.get("rung") is not None and outcome["rung"] < outcome["rungs"] - 1
+    summary["stopped_at_rung"] = outcome["rung"] if stopped else None
     if outcome["ok"]:
         summary.update(
             {
@@ -82,36 +131,92 @@ def _train_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
             status="trained",
             fitness=outcome["fitness"],
             success_rate=outcome["success_rate"],
+            steps=outcome.get("steps"),
+            rung=summary["stopped_at_rung"],
         )
-        ctx.reporter.candidate(round_, idx, "trained", f"fitness {outcome['fitness']:.4g}")
+        detail = f"fitness {outcome['fitness']:.4g}"
+        if stopped:
+            detail += f"; stopped at rung {outcome['rung'] + 1} of {outcome['rungs']}"
+        ctx.reporter.candidate(round_, idx, "trained", f"{detail} ({outcome.get('steps')} steps)")
     else:
         error = outcome["error"]
         summary.update(
             {"status": "failed", "category": error["category"], "message": error["message"]}
         )
         ctx.run.upsert_candidate(
-            round_, idx, status="failed", category=error["category"], message=error["message"]
+            round_,
+            idx,
+            status="failed",
+            category=error["category"],
+            message=error["message"],
+            steps=outcome.get("steps"),
         )
         ctx.reporter.candidate(round_, idx, "failed", f"{error['category']}: {error['message']}")
     return summary
 
 
+def _train_to(ctx: Context, summary: CandidateSummary, rung: Rung | None) -> dict[str, Any]:
+    round_, idx = summary["round"], summary["idx"]
+    if rung is None or rung.index == 0:
+        ctx.reporter.candidate(round_, idx, "training")
+    cand_dir = ctx.run.candidate_dir(round_, idx)
+    code = (cand_dir / "reward.py").read_text()
+    seed = ctx.config.seed + round_ * 1000 + idx
+    return run_job(ctx, cand_dir, round_, idx, training_source(code), seed, rung)
+
+
+def _train_rung(
+    ctx: Context, pending: list[CandidateSummary], rung: Rung, i: int
+) -> dict[str, Any]:
+    return _train_to(ctx, pending[i], rung)
+
+
+def _by_halving(ctx: Context, pending: list[CandidateSummary]) -> list[dict[str, Any]]:
+    """Successive halving over the round's candidates; each one's last outcome, in order."""
+    job_steps = make_job(ctx.adapter, steps=ctx.config.steps, seed=0, search=True).steps
+    final: dict[int, dict[str, Any]] = {}
+    alive = list(range(len(pending)))
+    for rung in rungs(job_steps, len(pending)):
+        results = in_parallel(
+            ctx, functools.partial(_train_rung, ctx, pending, rung), alive, "train"
+        )
+        outcomes = dict(zip(alive, results, strict=True))
+        final.update(outcomes)
+        if rung.last:
+            break
+        fit = [i for i in alive if outcomes[i]["ok"] and outcomes[i]["fitness"] is not None]
+        fit.sort(key=lambda i: -float(outcomes[i]["fitness"]))  # stable: earlier keeps ties
+        alive = sorted(fit[: survivors(len(fit))])
+        for i in set(outcomes) - set(alive):
+            _finish(ctx, pending[i], outcomes[i])
+        if not alive:
+            break
+    for i in alive:
+        _finish(ctx, pending[i], final[i])
+    return [final[i] for i in range(len(pending))]
+
+
+def _finish(ctx: Context, summary: CandidateSummary, outcome: dict[str, Any]) -> None:
+    """The candidate's training is over: its last rung's outcome is its outcome."""
+    path = ctx.run.candidate_dir(summary["round"], summary["idx"]) / OUTCOME_FILE
+    if not path.exists():
+        write_json(path, outcome)
+
+
 def train(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Train every candidate the checks let through, each in its own sandboxed worker."""
     ctx = runtime.context
     candidates = state.get("candidates", [])
     pending = [c for c in candidates if c.get("status") == "designed"]
-    done: dict[tuple[int, int], CandidateSummary] = {}
-    with ThreadPoolExecutor(
-        max_workers=max(1, ctx.config.parallel), thread_name_prefix="train"
-    ) as pool:
-        futures = [pool.submit(_train_one, ctx, c) for c in pending]
-        try:
-            for future in futures:
-                result = future.result()
-                done[(result["round"], result["idx"])] = result
-        except BaseException:
-            ctx.cancel.set()  # Ctrl-C or a failure: stop every sandbox still running
-            for future in futures:
-                future.cancel()  # and start no new one
-            raise
+    schedule = ctx.config.schedule
+    why_not = unsupported(ctx.config.backend, ctx.config.algo or ctx.adapter.training.algo)
+    if schedule == "halving" and why_not is not None:
+        ctx.reporter.message(f"schedule full: {why_not}")
+    if schedule == "halving" and why_not is None and len(pending) > 1:
+        outcomes = _by_halving(ctx, pending)
+    else:
+        outcomes = in_parallel(ctx, lambda c: _train_to(ctx, c, None), pending, "train")
+    done = {
+        (c["round"], c["idx"]): _apply(ctx, c, o) for c, o in zip(pending, outcomes, strict=True)
+    }
     return {"candidates": [done.get((c["round"], c["idx"]), c) for c in candidates]}

@@ -1,4 +1,4 @@
-"""The SQLite index of one run: candidates, every LLM call with its cost, and an event log.
+"""The SQLite index of one run: its candidates, and every LLM call with its cost.
 
 Files under the run directory hold the artifacts; this index answers the questions asked across
 them (which candidates failed and why, what the run has cost) without reading every file. Like
@@ -8,14 +8,12 @@ applied is kept in `PRAGMA user_version`.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.runs.atomic import to_json
 from rewardsmith.runs.schema import newer_version_error, now_iso
 
 MIGRATIONS: list[tuple[str, ...]] = [
@@ -56,11 +54,26 @@ MIGRATIONS: list[tuple[str, ...]] = [
             payload JSON NOT NULL
         )""",
     ),
+    (
+        "ALTER TABLE candidates ADD COLUMN steps INTEGER",  # training steps it got
+        "ALTER TABLE candidates ADD COLUMN rung INTEGER",  # halving: the rung it stopped at early
+        "ALTER TABLE candidates DROP COLUMN reward_sha256",  # nothing wrote it
+        "DROP TABLE events",  # nothing wrote it
+    ),
 ]
 """Each entry is one schema change; append new ones, never edit an applied one."""
 
 CANDIDATE_FIELDS = frozenset(
-    {"status", "category", "message", "fitness", "success_rate", "reward_sha256", "parent"}
+    {
+        "status",
+        "category",
+        "message",
+        "fitness",
+        "success_rate",
+        "parent",
+        "steps",
+        "rung",
+    }
 )
 LLM_CALL_FIELDS = (
     "prompt_hash",
@@ -165,19 +178,6 @@ class RunIndex:
             " AS tokens, COALESCE(SUM(cost_usd), 0.0) AS cost_usd, COUNT(*) AS calls FROM llm_calls"
         )
         return row
-
-    def add_event(self, kind: str, payload: Mapping[str, Any]) -> None:
-        """Append to the run's event log."""
-        with self._lock:
-            self._conn.execute(
-                "INSERT INTO events (ts, kind, payload) VALUES (?, ?, ?)",
-                (now_iso(), kind, to_json(payload)),
-            )
-
-    def events(self) -> list[dict[str, Any]]:
-        """The event log, oldest first, with payloads decoded."""
-        rows = self._rows("SELECT * FROM events ORDER BY id")
-        return [{**row, "payload": json.loads(row["payload"])} for row in rows]
 
     def close(self) -> None:
         with self._lock:

@@ -153,11 +153,12 @@ def _rounds(view: RunView) -> str:
                 f"<tr class='{_e(c.status)}'><td class='nowrap'>{_e(r.label)}</td>"
                 f"<td class='nowrap'>{_e(c.key)}</td>"
                 f"<td>{_e(c.fate + marks)}</td><td class='num'>{_f(c.fitness)}</td>"
+                f"<td class='num'>{_e(f'{c.steps:,}' if c.steps is not None else '-')}</td>"
                 f"<td>{_e(c.parent or '-')}</td></tr>"
             )
     table = (
         "<table><thead><tr><th>round</th><th>candidate</th><th>fate</th><th>fitness</th>"
-        f"<th>parent</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<th>steps</th><th>parent</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
     last = next((r.reflection for r in reversed(view.rounds) if r.reflection), None)
     reflection = ""

@@ -215,12 +215,6 @@ class Run:
         """LLM spend so far: `tokens`, `cost_usd`, `calls`."""
         return self._db().totals()
 
-    def add_event(self, kind: str, payload: Mapping[str, Any]) -> None:
-        self._db().add_event(kind, payload)
-
-    def events(self) -> list[dict[str, Any]]:
-        return self._db().events()
-
     def close(self) -> None:
         with self._lock:
             if self._index is not None:

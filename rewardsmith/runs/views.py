@@ -41,6 +41,8 @@ class CandidateView:
     path: Path
     is_round_best: bool = False
     is_best: bool = False
+    steps: int | None = None  # training steps it got
+    stopped_at_rung: int | None = None  # halving schedule: the rung (from 0) it stopped after
 
     @property
     def key(self) -> str:
@@ -61,6 +63,8 @@ class CandidateView:
     def fate(self) -> str:
         """A short phrase for listings: what happened to it, and why."""
         reason = f"{self.category}: {self.message}" if self.category else (self.message or "")
+        if self.status == "trained" and self.stopped_at_rung is not None:
+            return f"trained; stopped after rung {self.stopped_at_rung + 1} of halving"
         if self.status == "trained":
             return "trained"
         if self.status == "rejected":
@@ -279,6 +283,8 @@ def load_view(run: Run) -> RunView:
             parent=row["parent"],
             path=run.path / f"round_{row['round']:02d}" / f"cand_{row['idx']:02d}",
             is_best=candidate_key(row["round"], row["idx"]) == best_key,
+            steps=dict(row).get("steps"),  # None in an index from before halving
+            stopped_at_rung=dict(row).get("rung"),
         )
         for row in candidate_rows
     ]

@@ -16,7 +16,14 @@ METRICS_FILE = "metrics.jsonl"
 PROGRESS_FILE = "progress.json"
 RESULT_FILE = "result.json"
 POLICY_FILE = "policy.pt"
-OBS_STATS_FILE = "obs_stats.npz"
+OBS_STATS_FILE = "obs_stats.npz"  # normalisation statistics (observations, and returns)
+OPTIMIZER_FILE = "optimizer.pt"
+TRAINING_STATE_FILES = (POLICY_FILE, OPTIMIZER_FILE, OBS_STATS_FILE)
+"""What a job leaves behind to be continued from (`TrainJob.start_steps`)."""
+CONTINUABLE_ALGOS = ("ppo",)
+"""Learners a job can continue: on-policy ones keep nothing else (SAC's replay buffer would
+have to travel too)."""
+RESUME_PREFIX = "resume_"  # the inputs a continued job starts from: resume_policy.pt, ...
 EVAL_FILE = "evaluation.json"
 TRAJECTORIES_FILE = "trajectories.npz"
 
@@ -38,6 +45,15 @@ class TrainJob:
     env_reward: bool = False  # train on the environment's own reward (task files without one)
     torch_threads: int = 1
     backend: str = "sb3"  # "jax": traced reward, Brax PPO (rewardsmith.jax_backend)
+    # Multi-fidelity training: stop after `stop_at` of a `steps`-long run (learning-rate
+    # schedules still span `steps`), and continue from a saved state taken at `start_steps`.
+    stop_at: int | None = None
+    start_steps: int = 0
+
+    @property
+    def target_steps(self) -> int:
+        """Where this job stops training."""
+        return self.steps if self.stop_at is None else min(self.stop_at, self.steps)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)

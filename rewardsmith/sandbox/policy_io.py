@@ -25,9 +25,28 @@ def _schedule(value: Any) -> Any:
     return value
 
 
+class _SpanningSchedule:
+    """A schedule of the job's whole run, for a learner that stops early (`TrainJob.stop_at`).
+
+    SB3 passes the progress left of the current `learn` call, which ends at `target` steps; the
+    schedule is asked at the progress left of the whole `steps`-long run, so a run continued in
+    stages sees the learning rate an uninterrupted one would."""
+
+    def __init__(self, schedule: Any, target: int, steps: int) -> None:
+        self.schedule, self.fraction = schedule, target / steps
+
+    def __call__(self, progress_remaining: float) -> Any:
+        return self.schedule(1.0 - (1.0 - progress_remaining) * self.fraction)
+
+
 def algorithm_kwargs(job: TrainJob) -> dict[str, Any]:
     """The job's hyperparameters as SB3 constructor arguments."""
     kwargs = {key: _schedule(value) for key, value in job.hyperparams.items()}
+    if job.target_steps != job.steps:
+        kwargs = {
+            key: _SpanningSchedule(value, job.target_steps, job.steps) if callable(value) else value
+            for key, value in kwargs.items()
+        }
     policy_kwargs = dict(kwargs.pop("policy_kwargs", {}))
     if "activation_fn" in policy_kwargs:
         policy_kwargs["activation_fn"] = _ACTIVATIONS[policy_kwargs["activation_fn"]]
@@ -62,8 +81,9 @@ def load_policy(model: BaseAlgorithm, path: Path) -> None:
     model.policy.load_state_dict(state)
 
 
-def save_obs_stats(mean: np.ndarray, var: np.ndarray, path: Path) -> None:
-    np.savez(path, mean=mean, var=var)
+def save_obs_stats(mean: np.ndarray, var: np.ndarray, path: Path, **extra: Any) -> None:
+    """The observation statistics the evaluator needs; `extra` arrays let training continue."""
+    np.savez(path, mean=mean, var=var, **extra)
 
 
 def obs_normalizer(path: Path, clip: float = 10.0, epsilon: float = 1e-8) -> Any:

@@ -20,7 +20,9 @@ import numpy as np
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
 from rewardsmith.sandbox.worker_files import (
+    MissingWorkerFile,
     WorkerFileError,
+    read_bytes,
     read_json,
     read_json_lines,
     read_npz,
@@ -33,6 +35,7 @@ METRICS_CAP = 4 * MB
 EVALUATION_CAP = 1 * MB
 TRAJECTORIES_CAP = 64 * MB
 TRAJECTORIES_EXPANDED_CAP = 128 * MB
+TRAINING_STATE_CAP = 256 * MB  # per file; a humanoid policy with its optimiser is ~1 MB
 MAX_CHECKPOINTS = 1000
 MAX_EPISODES = 10_000
 MAX_COMPONENTS = 256
@@ -290,3 +293,17 @@ def read_trajectories(directory: Path, name: str = files.TRAJECTORIES_FILE) -> l
     arrays = read_npz(directory, name, TRAJECTORIES_CAP, TRAJECTORIES_EXPANDED_CAP)
     checked(name, check_trajectories, arrays)
     return episodes_from_arrays(arrays)
+
+
+def read_training_state(job_dir: Path) -> dict[str, bytes]:
+    """The files a continued job starts from (`files.TRAINING_STATE_FILES`), as `resume_*`
+    inputs; a file the learner does not write (no normalisation) is simply absent."""
+    state = {}
+    for name in files.TRAINING_STATE_FILES:
+        try:
+            state[f"{files.RESUME_PREFIX}{name}"] = read_bytes(job_dir, name, TRAINING_STATE_CAP)
+        except MissingWorkerFile:
+            continue
+    if f"{files.RESUME_PREFIX}{files.POLICY_FILE}" not in state:
+        raise MissingWorkerFile(files.POLICY_FILE, "the learner saved no policy to continue from")
+    return state

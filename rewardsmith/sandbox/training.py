@@ -9,7 +9,7 @@ Both programs run through `runner.run_job`; what they write is read back through
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,9 +130,15 @@ def train_reward(
     sandbox: Sandbox,
     limits: Limits | None = None,
     on_progress: ProgressFn | None = None,
+    resume: Mapping[str, bytes] | None = None,
 ) -> TrainOutcome:
-    """Train `reward_source` (None: the environment's own reward) and evaluate the policy."""
+    """Train `reward_source` (None: the environment's own reward) and evaluate the policy.
+
+    `resume` (`records.read_training_state` of an earlier job) continues that job's training
+    from `job.start_steps`; the job folder is made fresh either way."""
     limits = limits or Limits()
+    if resume and not job.start_steps:
+        raise ValueError("a job continued from a saved state needs the steps it starts from")
     if job.backend == "jax":
         from rewardsmith.jax_backend.training import train_reward_jax
 
@@ -151,7 +157,7 @@ def train_reward(
         WORKER_MODULE,
         [str(job_dir)],
         workdir=job_dir,
-        inputs={**inputs, **_task_input(adapter)},
+        inputs={**inputs, **_task_input(adapter), **(resume or {})},
         limits=limits,
         log_path=candidate_dir / "worker.log",
         read=read_result,
@@ -177,7 +183,7 @@ def train_reward(
         )
         outcome.ok = outcome.error is None
     if on_progress is not None and outcome.ok:
-        on_progress(job.steps, job.steps)
+        on_progress(outcome.steps or job.target_steps, job.steps)
     outcome.wall_s = time.monotonic() - start
     return outcome
 

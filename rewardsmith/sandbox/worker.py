@@ -14,6 +14,7 @@ import contextlib
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,10 @@ from rewardsmith.sandbox import job as files
 from rewardsmith.sandbox.atomic import write_json
 from rewardsmith.sandbox.deferred_rewards import deferred_ppo_kwargs
 from rewardsmith.sandbox.job import TrainJob
-from rewardsmith.sandbox.policy_io import build_model, save_obs_stats, save_policy
+from rewardsmith.sandbox.policy_io import build_model
 from rewardsmith.sandbox.reward_process import RewardProcess, RewardProcessDied
 from rewardsmith.sandbox.rollout import rollout_episodes, summarize
+from rewardsmith.sandbox.training_state import restore_training_state, save_training_state
 from rewardsmith.sandbox.vec_reward import BatchReward, ContractRewardVecEnv, make_vec_env
 
 EVAL_SEED_OFFSET = 10_000
@@ -62,7 +64,8 @@ class ReflectionCallback(BaseCallback):
         self.adapter, self.job, self.job_dir = adapter, job, job_dir
         self.reward = reward
         self.every = max(job.steps // job.n_checkpoints, 1)
-        self.next_checkpoint = self.every
+        # A continued job keeps the checkpoint grid of the whole run.
+        self.next_checkpoint = (job.start_steps // self.every + 1) * self.every
         self.last_checkpoint_step = -1
         self.last_progress = 0.0
 
@@ -100,7 +103,7 @@ class ReflectionCallback(BaseCallback):
             self.last_progress = now
             write_json(
                 self.job_dir / files.PROGRESS_FILE,
-                {"steps": self.num_timesteps, "total": self.job.steps},
+                {"steps": self.num_timesteps, "total": self.job.target_steps},
             )
         return True
 
@@ -122,8 +125,10 @@ def main(job_dir: Path) -> int:
                 )
                 result["reward_confinement"] = reward.mechanisms
             # Environments with the candidate reward applied through a wrapper. PPO takes the
-            # rewards of a whole rollout at once (one exchange with the reward process).
-            env: Any = make_vec_env(adapter, job.n_envs, job.seed)
+            # rewards of a whole rollout at once (one exchange with the reward process). A
+            # continued job draws fresh episodes and actions (seeded by where it starts).
+            learner_seed = job.seed + job.start_steps
+            env: Any = make_vec_env(adapter, job.n_envs, learner_seed)
             gamma = job.hyperparams.get("gamma", 0.99)
             deferred: dict[str, Any] = {}
             if reward is not None:
@@ -133,18 +138,22 @@ def main(job_dir: Path) -> int:
             if job.normalize_obs:
                 env = VecNormalize(env, gamma=gamma, norm_reward=not deferred)
             # The learner, and the callback that records the reflection data.
-            model = build_model(job, env, **deferred)
+            model = build_model(replace(job, seed=learner_seed), env, **deferred)
+            scaler = deferred.get("rollout_buffer_kwargs", {}).get("scaler")
+            if job.start_steps:
+                restore_training_state(model, env, scaler, job_dir, job.start_steps)
             callback = ReflectionCallback(adapter, job, job_dir, reward)
             try:
-                model.learn(total_timesteps=job.steps, callback=callback)
+                model.learn(
+                    total_timesteps=job.target_steps - job.start_steps,
+                    callback=callback,
+                    reset_num_timesteps=not job.start_steps,
+                )
                 if model.num_timesteps - callback.last_checkpoint_step >= callback.every // 2:
                     callback.checkpoint()
             finally:
                 # Keep what was learned so far, even when the reward failed mid-training.
-                save_policy(model, job_dir / files.POLICY_FILE)
-                if isinstance(env, VecNormalize):
-                    stats: Any = env.obs_rms  # one RunningMeanStd for Box observations
-                    save_obs_stats(stats.mean, stats.var, job_dir / files.OBS_STATS_FILE)
+                save_training_state(model, env, scaler, job_dir)
             result["steps"] = model.num_timesteps
         except RewardError as error:
             result = {"status": "error", **error.to_dict()}

@@ -72,6 +72,15 @@ def test_unknown_task_is_one_clear_error(tmp_path: Path) -> None:
     assert "unknown task 'cartpol'" in result.output and "cartpole" in result.output
 
 
+def test_unknown_schedule_is_one_clear_error(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["run", "cartpole", "--schedule", "halve", "--runs-dir", str(tmp_path)]
+    )
+    assert result.exit_code == 1
+    assert "unknown schedule 'halve'" in result.output and "full, halving" in result.output
+    assert not any(tmp_path.iterdir())
+
+
 def test_score_meaning_says_when_sparse_beat_human() -> None:
     usual = {"evaluated_best_fitness": 0.9, "human_fitness": 0.8, "sparse_fitness": 0.5}
     assert _score_meaning(usual).startswith("1.0 = as good as the human reward")
