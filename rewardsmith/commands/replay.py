@@ -29,7 +29,7 @@ from rewardsmith.runs.views import RoundView, RunView, sparkline
 
 if TYPE_CHECKING:
     from rewardsmith.eureka_loop.replay_designer import PromptCheck
-    from rewardsmith.runs.replay import ReplayResult
+    from rewardsmith.eureka_loop.rerun import ReplayResult
 
 
 def replay(
@@ -146,7 +146,7 @@ def _rerun(
     from rewardsmith.commands.live import LiveReporter
     from rewardsmith.commands.signals import stop_on_signals
     from rewardsmith.eureka_loop.reporter import NullReporter
-    from rewardsmith.runs.replay import rerun
+    from rewardsmith.eureka_loop.rerun import rerun
 
     with run_errors(), stop_on_signals():  # SIGTERM and SIGHUP stop it as Ctrl-C does
         if as_json:

@@ -21,8 +21,8 @@ from rewardsmith.eureka_loop.replay_designer import (
     ReplayLLM,
     compare_prompts,
 )
+from rewardsmith.eureka_loop.rerun import REPLAY_FILE
 from rewardsmith.eureka_loop.runner import resume_run
-from rewardsmith.runs.replay import REPLAY_FILE
 from rewardsmith.runs.schema import read_record
 from rewardsmith.runs.store import RunStore
 from tests.llm_fixtures import block_remote_network
