@@ -161,6 +161,11 @@ def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
     return result
 
 
+def fresh_state() -> LoopState:
+    """The graph's state before round 0."""
+    return {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []}
+
+
 def start_run(
     config: LoopConfig,
     runs_dir: Path,
@@ -190,7 +195,7 @@ def start_run(
         run,
         config,
         reporter,
-        {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []},
+        fresh_state(),
     )
 
 
@@ -221,12 +226,8 @@ def resume_run(
         raise ValueError(f"run {run.run_id} already finished; nothing to resume")
     run.set_status("running")
     reporter.message(f"resuming run {run.run_id}")
-    initial = (
-        None
-        if snapshot.values
-        else {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []}
-    )
-    return _execute(run, config, reporter, initial)  # type: ignore[arg-type]
+    initial = None if snapshot.values else fresh_state()
+    return _execute(run, config, reporter, initial)
 
 
 def replay_run(
@@ -239,8 +240,7 @@ def replay_run(
     """Evolve in a fresh `run` with `designer` (and `llm`) serving another run's recorded replies."""
     reporter = reporter or NullReporter()
     reporter.message(f"rerun {run.run_id} in {run.path}")
-    initial: LoopState = {"round": 0, "attempt": 0, "candidates": [], "best": None, "history": []}
-    return _execute(run, config, reporter, initial, (designer, llm))
+    return _execute(run, config, reporter, fresh_state(), (designer, llm))
 
 
 def evaluate_run(

@@ -117,41 +117,26 @@ def _apply(ctx: Context, summary: CandidateSummary, outcome: dict[str, Any]) -> 
     summary["steps"] = outcome.get("steps")
     stopped = outcome.get("rung") is not None and outcome["rung"] < outcome["rungs"] - 1
     summary["stopped_at_rung"] = outcome["rung"] if stopped else None
+    fields: dict[str, Any]
     if outcome["ok"]:
-        summary.update(
-            {
-                "status": "trained",
-                "fitness": outcome["fitness"],
-                "success_rate": outcome["success_rate"],
-            }
-        )
-        ctx.run.upsert_candidate(
-            round_,
-            idx,
-            status="trained",
-            fitness=outcome["fitness"],
-            success_rate=outcome["success_rate"],
-            steps=outcome.get("steps"),
-            rung=summary["stopped_at_rung"],
-        )
+        fields = {
+            "status": "trained",
+            "fitness": outcome["fitness"],
+            "success_rate": outcome["success_rate"],
+        }
         detail = f"fitness {outcome['fitness']:.4g}"
         if stopped:
             detail += f"; stopped at rung {outcome['rung'] + 1} of {outcome['rungs']}"
-        ctx.reporter.candidate(round_, idx, "trained", f"{detail} ({outcome.get('steps')} steps)")
+        detail += f" ({outcome.get('steps')} steps)"
     else:
         error = outcome["error"]
-        summary.update(
-            {"status": "failed", "category": error["category"], "message": error["message"]}
-        )
-        ctx.run.upsert_candidate(
-            round_,
-            idx,
-            status="failed",
-            category=error["category"],
-            message=error["message"],
-            steps=outcome.get("steps"),
-        )
-        ctx.reporter.candidate(round_, idx, "failed", f"{error['category']}: {error['message']}")
+        fields = {"status": "failed", "category": error["category"], "message": error["message"]}
+        detail = f"{error['category']}: {error['message']}"
+    summary.update(fields)  # type: ignore[typeddict-item]
+    ctx.run.upsert_candidate(
+        round_, idx, **fields, steps=outcome.get("steps"), rung=summary["stopped_at_rung"]
+    )
+    ctx.reporter.candidate(round_, idx, fields["status"], detail)
     return summary
 
 

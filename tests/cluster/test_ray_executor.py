@@ -95,6 +95,23 @@ def test_candidates_train_on_the_cluster_and_land_in_the_store(
         assert "placement" in outcome.to_dict()
 
 
+def test_a_halving_rung_continues_on_the_cluster(executor: Any, tmp_path: Path) -> None:
+    """The saved state travels to the node with the job; the steps add up."""
+    from dataclasses import replace
+
+    from rewardsmith.sandbox.records import read_training_state
+
+    human = CARTPOLE.reward_source("human")
+    first_job = replace(_job(4096), stop_at=2048)
+    first = executor.train(CARTPOLE, first_job, human, tmp_path / "rung0")
+    assert first.ok and 2048 <= first.steps < 4096, first.error
+    state = read_training_state(tmp_path / "rung0" / "job")
+    rest = replace(first_job, stop_at=None, start_steps=first.steps)
+    second = executor.train(CARTPOLE, rest, human, tmp_path / "rung1", None, None, state)
+    assert second.ok and second.steps >= 4096, second.error
+    assert second.checkpoints[0]["step"] > first.steps
+
+
 def test_a_lost_node_reruns_its_job_on_another(cluster: Any, executor: Any, tmp_path: Path) -> None:
     human = CARTPOLE.reward_source("human")
     result: dict[str, Any] = {}
