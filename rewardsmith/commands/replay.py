@@ -92,11 +92,12 @@ def replay(
 def print_round(view: RunView, round_view: RoundView) -> None:
     """Verdicts with fitness sparklines, best so far across rounds, and the round best's code."""
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for column in ("candidate", "verdict", "fitness", "fitness over training"):
-        table.add_column(column, justify="right" if column == "fitness" else "left")
+    for column in ("candidate", "verdict", "fitness", "steps", "fitness over training"):
+        table.add_column(column, justify="right" if column in ("fitness", "steps") else "left")
     for c in round_view.candidates:
         curve = sparkline(p.get("fitness") for p in c.checkpoints())
-        table.add_row(c.key, fate_text(c), fmt(c.fitness), Text(curve, style="green"))
+        steps = f"{c.steps:,}" if c.steps is not None else "-"
+        table.add_row(c.key, fate_text(c), fmt(c.fitness), steps, Text(curve, style="green"))
     console.print(table)
     done = [
         r

@@ -64,7 +64,7 @@ class CandidateView:
         """A short phrase for listings: what happened to it, and why."""
         reason = f"{self.category}: {self.message}" if self.category else (self.message or "")
         if self.status == "trained" and self.stopped_at_rung is not None:
-            return f"trained; stopped after rung {self.stopped_at_rung + 1} of halving"
+            return f"trained; stopped early at rung {self.stopped_at_rung + 1}"
         if self.status == "trained":
             return "trained"
         if self.status == "rejected":

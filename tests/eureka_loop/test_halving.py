@@ -71,7 +71,7 @@ def test_survivors_continue_and_the_steps_add_up(tmp_path: Path) -> None:
     view = open_view(run_dir.name, tmp_path)
     by_steps = {c.steps: c for c in view.rounds[0].candidates}
     assert by_steps[8192].stopped_at_rung is None and by_steps[4096].stopped_at_rung == 1
-    assert "stopped after rung 1" in by_steps[2048].fate
+    assert "stopped early at rung 1" in by_steps[2048].fate
 
 
 @pytest.mark.slow
