@@ -16,7 +16,6 @@ How a reward trains here (docs/jax_backend.md):
 from __future__ import annotations
 
 BACKENDS = ("sb3", "jax")
-DEFAULT_BACKEND = "sb3"
 
 # Task ids with a JAX variant (module `rewardsmith.jax_backend.tasks`): gymnax and MJX.
 GYMNAX_TASK_IDS = frozenset({"cartpole", "pendulum", "acrobot", "mountaincar-continuous"})
