@@ -96,7 +96,13 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     try:
         check_source(code)
         report = smoke_test(
-            ctx.adapter, code, cand_dir / "smoke", ctx.states_path, ctx.sandbox, SMOKE_LIMITS
+            ctx.adapter,
+            code,
+            cand_dir / "smoke",
+            ctx.states_path,
+            ctx.sandbox,
+            SMOKE_LIMITS,
+            on_poll=ctx.raise_if_cancelled,
         )
         verdict["warnings"] = list(report.warnings)
         verdict["outcome_fields"] = outcome_fields_read(ctx.adapter.schema, code)

@@ -418,7 +418,13 @@ def score_candidate(ctx: Context, cand_dir: Path, view: BankView) -> BankScores:
     if is_env_reward(source):
         return env_reward_scores(view)
     return score_bank(
-        source, cand_dir / "preference", view.bank.path, ctx.sandbox, SCORE_LIMITS, view.gamma
+        source,
+        cand_dir / "preference",
+        view.bank.path,
+        ctx.sandbox,
+        SCORE_LIMITS,
+        view.gamma,
+        on_poll=ctx.raise_if_cancelled,
     )
 
 

@@ -99,6 +99,10 @@ class LoopState(TypedDict, total=False):
     evaluation: dict[str, Any] | None
 
 
+class Cancelled(Exception):
+    """Raised while polling a sandboxed program once the run is stopping (its group is killed)."""
+
+
 @dataclass
 class Context:
     """Live objects for the nodes: not checkpointed, rebuilt by `resume` from run.json."""
@@ -114,6 +118,12 @@ class Context:
     budget: Budget | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     executor: Executor | None = None  # None: train here, in `sandbox`
+
+    def raise_if_cancelled(self) -> None:
+        """The poll every sandboxed program of the loop runs with: Ctrl-C, SIGTERM or a failed
+        sibling (`fanout.in_parallel` sets `cancel`) stops it within one poll."""
+        if self.cancel.is_set():
+            raise Cancelled()
 
 
 def candidate_key(round: int, idx: int) -> str:

@@ -22,10 +22,6 @@ from rewardsmith.sandbox.training import TrainOutcome, make_job, train_reward
 OUTCOME_FILE = "outcome.json"
 
 
-class Cancelled(Exception):
-    """Raised from a progress callback to stop a sandboxed job (its process group is killed)."""
-
-
 def run_job(
     ctx: Context,
     cand_dir: Path,
@@ -65,8 +61,7 @@ def run_job(
             resume = _read_saved_state(cand_dir / rung_state_dir(rung.index - 1))
 
     def progress(done: int, total: int) -> None:
-        if ctx.cancel.is_set():
-            raise Cancelled()
+        ctx.raise_if_cancelled()
         ctx.reporter.progress(round_, idx, done, total)
 
     limits = Limits(wall_s=ctx.config.train_timeout_s)

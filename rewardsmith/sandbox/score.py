@@ -15,6 +15,7 @@ Orchestrator side: `score_bank`, which copies the bank in, runs the module throu
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -184,11 +185,13 @@ def score_bank(
     sandbox: Any,
     limits: Limits | None = None,
     gamma: float = 0.99,
+    on_poll: Callable[[], None] | None = None,
 ) -> BankScores:
     """Score every bank episode with `reward_source` in `sandbox`.
 
     `work_dir` (made anew: whatever it held is removed) is the only writable directory; the log
-    goes to `logs/score.log` beside it, out of the sandbox's reach.
+    goes to `logs/score.log` beside it, out of the sandbox's reach. An exception from `on_poll`
+    (a cancel) kills the program and passes.
     """
     limits = limits or Limits()
     episodes = bank_episodes(bank_path)
@@ -203,6 +206,7 @@ def score_bank(
         read=lambda directory: read_scores(directory, episodes),
         what="scoring the trajectory bank",
         discard_inputs=[BANK_FILE],
+        on_poll=on_poll,
     )
     scores: BankScores = job.record if job.error is None else BankScores(ok=False, error=job.error)
     scores.warnings, scores.wall_s = list(job.run.warnings), job.run.wall_s

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -202,11 +203,13 @@ def smoke_test(
     sandbox: Any,
     limits: Limits | None = None,
     min_calls_per_s: float = MIN_CALLS_PER_S,
+    on_poll: Callable[[], None] | None = None,
 ) -> SmokeReport:
     """Run the smoke checks on `reward_source` inside `sandbox`.
 
     `work_dir` (made anew: whatever it held is removed) is the only writable directory; the log
-    goes to `logs/smoke.log` beside it, out of the sandbox's reach.
+    goes to `logs/smoke.log` beside it, out of the sandbox's reach. An exception from `on_poll`
+    (a cancel) kills the program and passes.
     """
     limits = limits or Limits()
     job = run_job(
@@ -220,6 +223,7 @@ def smoke_test(
         read=read_smoke,
         what=f"smoke test on {adapter.id}",
         discard_inputs=[STATES_FILE],
+        on_poll=on_poll,
     )
     if job.error is not None:
         return SmokeReport(ok=False, error=job.error, warnings=list(job.run.warnings))
