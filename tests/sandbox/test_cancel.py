@@ -4,8 +4,8 @@ as it does training: they no longer run on to their own wall-clock limits after 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
