@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -80,6 +82,7 @@ def run_arm(
         report = evaluate_run(run_dir.name, runs)
         arm["evaluated_best_fitness"] = report["best"]["fitness"]
         arm["evaluated_best_std"] = report["best"]["fitness_std"]
+        arm["evaluated_best_per_seed"] = report["best"]["per_seed"]
         arm["human_fitness"] = report["human"]["fitness"]
         arm["best_is_human_reward"] = report["best_is_human_reward"]
     print(json.dumps({"task": task, **arm}), flush=True)
@@ -91,12 +94,13 @@ def summarize(task: str, arms: list[dict[str, Any]]) -> dict[str, Any]:
     steps = {s: sum(a["search_steps"] for a in by[s]) for s in SCHEDULES}
     wall = {s: sum(a["search_wall_s"] for a in by[s]) for s in SCHEDULES}
 
-    def mean(values: list[float | None]) -> float | None:
-        known = [v for v in values if v is not None]
-        return sum(known) / len(known) if known else None
-
-    best = {s: mean([a.get("evaluated_best_fitness") for a in by[s]]) for s in SCHEDULES}
-    spread = {s: mean([a.get("evaluated_best_std") for a in by[s]]) for s in SCHEDULES}
+    # Every evaluation seed of every run seed, pooled per arm: "the same best" means halving's
+    # mean lies within the larger of the two arms' spreads of the full one's.
+    pooled = {
+        s: [f for a in by[s] for f in a.get("evaluated_best_per_seed", [])] for s in SCHEDULES
+    }
+    best = {s: float(np.mean(pooled[s])) if pooled[s] else None for s in SCHEDULES}
+    spread = {s: float(np.std(pooled[s])) if pooled[s] else None for s in SCHEDULES}
     same = None
     if best["full"] is not None and best["halving"] is not None:
         noise = max(spread["full"] or 0.0, spread["halving"] or 0.0)
@@ -109,6 +113,7 @@ def summarize(task: str, arms: list[dict[str, Any]]) -> dict[str, Any]:
         "wall_s": wall,
         "evaluated_best": best,
         "evaluated_best_std": spread,
+        "evaluated_best_per_seed": pooled,
         "same_best_within_noise": same,
     }
 
@@ -117,9 +122,9 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
     lines = [
         "# Search compute: `--schedule halving` against `full`",
         "",
-        f"Measured {data['measured']} on {data['machine']}; command: `{data['command']}`.",
-        f"Budgets: {data['rounds']} rounds x {data['samples']} samples at each task's default "
-        f"search steps; seeds {data['seeds']}; final evaluation {data['eval_seeds']} fresh seeds.",
+        "Each task's run: the offline designer at the task's default search steps, both arms",
+        "with the same seeds; best = the best reward's fitness in the final evaluation (fresh",
+        "seeds, full budget), with its spread over those seeds.",
         "",
         "| task | steps full | steps halving | steps ratio | wall ratio | best full | best halving "
         "| same best (within noise) |",
@@ -137,8 +142,28 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
             f"| {f(best['full'])} ± {f(std['full'])} | {f(best['halving'])} ± {f(std['halving'])} "
             f"| {t['same_best_within_noise']} |"
         )
+    lines += ["", "How each was measured:", ""]
+    for t in data["tasks"]:
+        lines.append(
+            f"- {t['task']}: {t['measured']} on {t['machine']}; `{t['command']}`; "
+            f"{t['rounds']} rounds x {t['samples']} samples, seeds {t['seeds']}, "
+            f"evaluation {t['eval_seeds']} fresh seeds."
+        )
     lines += ["", "Per arm:", "", "```", *(json.dumps(a) for a in data["arms"]), "```", ""]
     path.write_text("\n".join(lines))
+
+
+def rebuild_table() -> None:
+    """Summaries and markdown again from the stored arms (e.g. after a change of the summary)."""
+    path = RESULTS / "search_compute.json"
+    data = json.loads(path.read_text())
+    kept = ("measured", "machine", "command", "rounds", "samples", "seeds", "eval_seeds")
+    for i, old in enumerate(data["tasks"]):
+        arms = [a for a in data["arms"] if a["task"] == old["task"]]
+        data["tasks"][i] = {**summarize(old["task"], arms), **{k: old[k] for k in kept}}
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    write_markdown(data, RESULTS / "search_compute.md")
+    print((RESULTS / "search_compute.md").read_text())
 
 
 def main() -> None:
@@ -149,7 +174,13 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--steps", type=int, default=None, help="default: each task's own")
     parser.add_argument("--eval-seeds", type=int, default=2)
+    parser.add_argument(
+        "--table", action="store_true", help="only rebuild the summaries and the table"
+    )
     args = parser.parse_args()
+    if args.table:
+        rebuild_table()
+        return
     tasks = args.task or ["cartpole", "pendulum"]
     arms: list[dict[str, Any]] = []
     summaries = []
@@ -162,7 +193,7 @@ def main() -> None:
             ]
             arms += task_arms
             summaries.append(summarize(task, task_arms))
-    data = {
+    measured = {
         "measured": dt.datetime.now(dt.UTC).isoformat(timespec="minutes"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
         "command": " ".join(["benchmarks/search_compute.py", *sys.argv[1:]]),
@@ -170,11 +201,18 @@ def main() -> None:
         "samples": args.samples,
         "seeds": args.seeds,
         "eval_seeds": args.eval_seeds,
-        "tasks": summaries,
-        "arms": arms,
+    }
+    for summary in summaries:
+        summary.update(measured)
+    # Tasks measured by earlier invocations stay in the table; a task measured again replaces them.
+    path = RESULTS / "search_compute.json"
+    earlier = json.loads(path.read_text()) if path.exists() else {"tasks": [], "arms": []}
+    data = {
+        "tasks": [t for t in earlier["tasks"] if t["task"] not in tasks] + summaries,
+        "arms": [a for a in earlier["arms"] if a["task"] not in tasks] + arms,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "search_compute.json").write_text(json.dumps(data, indent=2) + "\n")
+    path.write_text(json.dumps(data, indent=2) + "\n")
     write_markdown(data, RESULTS / "search_compute.md")
     print((RESULTS / "search_compute.md").read_text())
 
