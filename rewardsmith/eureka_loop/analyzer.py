@@ -412,6 +412,9 @@ def analyze_candidate(
 
 
 def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Turn each trained candidate's checkpoints into the statistics and advice the next
+    round's prompt carries, flag suspected reward hacking, and grow the bank with the
+    evaluation episodes of the trained policies."""
     from rewardsmith.eureka_loop.preference import learner_gamma
 
     ctx = runtime.context

@@ -137,6 +137,9 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
 
 
 def critique(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Check every designed candidate before any compute is spent on it: static checks, the
+    sandboxed smoke test on recorded states, the JAX trace where that backend trains, and the
+    optional LLM review; a rejected candidate carries its named error to the designer."""
     ctx = runtime.context
     candidates = state.get("candidates", [])
     pending = [c for c in candidates if c.get("status") == "designed"]

@@ -66,6 +66,8 @@ def shared_arm_note(sources: dict[str, str | None]) -> str | None:
 
 
 def evaluate(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Retrain the run's best, the human and the sparse reward on fresh seeds, so the
+    reported score does not rest on the one seed the search trained with."""
     ctx = runtime.context
     best = state.get("best")
     if not ctx.config.evaluate or best is None:

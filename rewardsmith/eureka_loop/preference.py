@@ -507,6 +507,8 @@ def check_candidate(
 
 
 def preference_check(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Reject, untrained, the candidates whose returns order the bank's recorded episodes
+    against their fitness: the cheapest evidence that a reward pays for the wrong thing."""
     ctx = runtime.context
     if not ctx.config.preference_check:
         return {}

@@ -49,6 +49,8 @@ def _margin(ctx: Context) -> float:
 
 
 def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Pick the round's best and the run's by the reward-free fitness (never the candidate's
+    own reward), keeping near-ties with the incumbent, and decide whether the run goes on."""
     ctx = runtime.context
     round_, attempt = state.get("round", 0), state.get("attempt", 0)
     candidates = state.get("candidates", [])
@@ -106,12 +108,15 @@ def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def after_design(state: LoopState) -> Literal["critique", "evaluate", "__end__"]:
+    """After design: check the candidates, or end (evaluating the best so far) when a budget
+    stopped the designer."""
     if state.get("stop_reason"):
         return "evaluate" if state.get("best") else "__end__"
     return "critique"
 
 
 def after_select(state: LoopState) -> Literal["design", "evaluate", "__end__"]:
+    """After select: another round, or the final evaluation, or the end."""
     if not state.get("stop_reason"):
         return "design"
     return "evaluate" if state.get("best") else "__end__"
