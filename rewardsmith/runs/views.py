@@ -283,10 +283,10 @@ def load_view(run: Run) -> RunView:
             parent=row["parent"],
             path=run.path / f"round_{row['round']:02d}" / f"cand_{row['idx']:02d}",
             is_best=candidate_key(row["round"], row["idx"]) == best_key,
-            steps=dict(row).get("steps"),  # None in an index from before halving
-            stopped_at_rung=dict(row).get("rung"),
+            steps=row.get("steps"),  # None in an index from before halving
+            stopped_at_rung=row.get("rung"),
         )
-        for row in candidate_rows
+        for row in map(dict, candidate_rows)
     ]
     attempts = sorted({(c.round, c.attempt) for c in candidates} | set(summaries) | set(prompts))
     rounds = []
