@@ -17,20 +17,22 @@ class TaskNotFoundError(LookupError):
 class TaskSpec:
     id: str
     entry_point: str  # "package.module:ClassName"
+    listed: bool = True  # False: loadable by id, but not among the tasks `rewardsmith tasks` shows
 
 
 _REGISTRY: dict[str, TaskSpec] = {}
 
 
-def register(task_id: str, entry_point: str) -> None:
+def register(task_id: str, entry_point: str, *, listed: bool = True) -> None:
     """Register a task; the module is only imported when the task is loaded."""
     if ":" not in entry_point:
         raise ValueError(f"entry point {entry_point!r} must look like 'package.module:ClassName'")
-    _REGISTRY[task_id] = TaskSpec(task_id, entry_point)
+    _REGISTRY[task_id] = TaskSpec(task_id, entry_point, listed)
 
 
 def list_tasks() -> list[str]:
-    return sorted(_REGISTRY)
+    """The built-in tasks (the tiny test task `line` aside)."""
+    return sorted(task_id for task_id, spec in _REGISTRY.items() if spec.listed)
 
 
 def load_task(task_id: str | None = None, task_file: Path | str | None = None) -> TaskAdapter:
@@ -67,3 +69,5 @@ for _task_id, _entry in {
     "humanoid": "rewardsmith.envs.tasks.mujoco:Humanoid",
 }.items():
     register(_task_id, _entry)
+# A tiny deterministic task for fast tests and a quick check of an install (envs/tasks/line.py).
+register("line", "rewardsmith.envs.tasks.line:Line", listed=False)

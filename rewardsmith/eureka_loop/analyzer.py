@@ -19,9 +19,7 @@ Afterwards the trained policies' evaluation episodes join the trajectory bank.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,6 +41,8 @@ from rewardsmith.eureka_loop.hacking import (
 from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMUnavailableError, prompt_hash
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
+from rewardsmith.runs import candidate as candidate_files
+from rewardsmith.runs.candidate import CandidateFiles
 from rewardsmith.sandbox import job as job_files
 from rewardsmith.sandbox.records import read_trajectories
 from rewardsmith.sandbox.worker_files import WorkerFileError
@@ -53,7 +53,6 @@ DOMINANCE_RATIO = 10.0
 EXTREME_Z = 2.0  # a final field value this many bank stds from the mean "ended" the episode
 FIELDS_REPORTED = 3
 MIN_GROUP = 2
-ANALYSIS_FILE = "analysis.json"
 
 
 def _series_line(name: str, values: list[float]) -> str:
@@ -354,18 +353,18 @@ def _episode_brief(record: Record) -> dict[str, Any]:
 
 
 def _bank_hacking(
-    ctx: Context, cand_dir: Path, bank: TrajectoryBank, gamma: float
+    ctx: Context, files: CandidateFiles, bank: TrajectoryBank, gamma: float
 ) -> dict[str, Any] | None:
     """The bank view of the hacking flag: from the preference check's scores, or scored now."""
-    from rewardsmith.eureka_loop.preference import PREFERENCE_FILE, BankView, score_candidate
+    from rewardsmith.eureka_loop.preference import BankView, score_candidate
 
-    pref = cand_dir / PREFERENCE_FILE
-    if pref.exists():
-        return json.loads(pref.read_text()).get("hacking")
+    checked = files.preference()
+    if checked is not None:
+        return checked.get("hacking")
     if not bank.exists():
         return None
     view = BankView.load(bank, gamma)  # the check was off: score the bank now (about a second)
-    scores = score_candidate(ctx, cand_dir, view)
+    scores = score_candidate(ctx, files, view)
     if not scores.ok:
         return None
     return bank_signals(
@@ -386,28 +385,30 @@ def analyze_candidate(
     with_llm: bool,
 ) -> dict[str, Any]:
     """All facts about one trained candidate; writes reflection.md and analysis.json."""
-    cand_dir = ctx.run.candidate_dir(c["round"], c["idx"])
-    outcome = json.loads((cand_dir / "outcome.json").read_text())
-    code = (cand_dir / "reward.py").read_text()
+    files = ctx.run.candidate(c["round"], c["idx"])
+    outcome = files.outcome()
+    if outcome is None:
+        raise FileNotFoundError(f"{files.path} has no training outcome to analyze")
+    code = files.reward_code()
     has_success = ctx.adapter.has_success
     checkpoints = outcome.get("checkpoints", [])
     analysis: dict[str, Any] = {"component_trends": component_trends(checkpoints)}
     try:  # written by the sandboxed evaluator: read as a worker file, checked
-        own = read_trajectories(cand_dir / "eval", job_files.TRAJECTORIES_FILE)
+        own = read_trajectories(files.eval_dir, job_files.TRAJECTORIES_FILE)
     except WorkerFileError:
         own = []
     if own:
         analysis["endings"] = ending_stats(own, reference or field_stats(own), has_success)
         analysis["comparison"] = compare_groups(own, bank_records, has_success)
-    bank_view = _bank_hacking(ctx, cand_dir, bank, gamma)
+    bank_view = _bank_hacking(ctx, files, bank, gamma)
     analysis["hacking"] = combine(bank_view, training_signals(checkpoints))
     _, data = reflection(outcome, code, has_success)
     if with_llm and data:
         worst = [_episode_brief(r) for r in sorted(own, key=lambda r: r[1])[:2]]
         analysis["llm_summary"] = _llm_summary(ctx, c, code, data["lines"], analysis, worst)
     text, data = reflection(outcome, code, has_success, analysis)
-    ctx.run.write_candidate_file(c["round"], c["idx"], "reflection.md", text)
-    ctx.run.write_candidate_file(c["round"], c["idx"], ANALYSIS_FILE, {**data, **analysis})
+    files.write(candidate_files.REFLECTION, text)
+    files.write(candidate_files.ANALYSIS, {**data, **analysis})
     return analysis
 
 
@@ -439,10 +440,8 @@ def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
             )
     # The trained policies' evaluation episodes join the bank for the next preference checks.
     for c in trained:
-        cand_dir = ctx.run.candidate_dir(c["round"], c["idx"])
-        bank.add_file(
-            cand_dir / "eval" / job_files.TRAJECTORIES_FILE, candidate_key(c["round"], c["idx"])
-        )
+        files = ctx.run.candidate(c["round"], c["idx"])
+        bank.add_file(files.eval_dir / job_files.TRAJECTORIES_FILE, str(files.key))
     info = bank.info()
     ctx.run.write_round_file(
         state.get("round", 0),

@@ -13,7 +13,6 @@ The bank is capped; what is kept keeps the spread of fitness (see `keep_indices`
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -24,6 +23,8 @@ import gymnasium as gym
 import numpy as np
 
 from rewardsmith.envs.adapter import Episode, TaskAdapter
+from rewardsmith.runs.atomic import fsync_dir
+from rewardsmith.runs.schema import read_record, write_record
 from rewardsmith.sandbox.records import read_trajectories
 from rewardsmith.sandbox.rollout import Policy, random_policy, rollout_episodes
 from rewardsmith.sandbox.trajectories import load_episodes, save_episodes
@@ -136,7 +137,7 @@ class TrajectoryBank:
     def meta(self) -> dict[str, Any]:
         if not self.meta_path.exists():
             return {"version": 0, "sources": [], "added": [], "dropped": 0}
-        return dict(json.loads(self.meta_path.read_text()))
+        return read_record(self.meta_path)
 
     def info(self) -> BankInfo:
         meta = self.meta()
@@ -196,10 +197,11 @@ class TrajectoryBank:
         save_episodes(
             temp, [e for e, _, _ in records], [f for _, f, _ in records], [s for _, _, s in records]
         )
+        with temp.open("rb") as written:  # durable before it replaces the bank
+            os.fsync(written.fileno())
         os.replace(temp, self.path)
-        meta_temp = self.meta_path.with_suffix(".json.tmp")
-        meta_temp.write_text(json.dumps(meta))
-        os.replace(meta_temp, self.meta_path)
+        fsync_dir(self.directory)
+        write_record(self.meta_path, meta)
 
 
 # --- seeding ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ states inside the sandbox; the optional LLM review checks the code against the t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -18,13 +19,14 @@ from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, 
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.reward.static import check_source
+from rewardsmith.runs import candidate as files
 from rewardsmith.sandbox.executor import Limits
 
 SMOKE_LIMITS = Limits(wall_s=60.0, memory_mb=2048)
 TRACE_LIMITS = Limits(wall_s=300.0, memory_mb=4096)
 
 
-def _jax_check(ctx: Context, code: str, cand_dir: Any) -> None:
+def _jax_check(ctx: Context, code: str, cand_dir: Path) -> None:
     """On the jax backend: the reward under numpy and under jax.numpy, on the same recorded
     states, must agree; code that cannot trace is a `jax_incompatible` error (in the sandbox)."""
     from rewardsmith.jax_backend.trace import trace_reward
@@ -71,7 +73,7 @@ def _review_with_llm(ctx: Context, summary: CandidateSummary, code: str) -> str 
         path = ctx.run.save_reply(key, record)
         ctx.run.record_llm_call(summary["round"], "critic", record, path)
         reply = call.reply
-    ctx.run.write_candidate_file(summary["round"], summary["idx"], "critic_review.md", reply)
+    ctx.run.candidate(summary["round"], summary["idx"]).write(files.CRITIC_REVIEW, reply)
     first = reply.strip().splitlines()[0].upper() if reply.strip() else ""
     if "REJECT" in first:
         reasons = " ".join(line.strip() for line in reply.strip().splitlines()[1:4])
@@ -84,12 +86,10 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
 
     summary = dict(summary)  # type: ignore[assignment]
     round_, idx = summary["round"], summary["idx"]
-    cand_dir = ctx.run.candidate_dir(round_, idx)
-    code = (cand_dir / "reward.py").read_text()
+    folder = ctx.run.candidate(round_, idx)
+    code = folder.reward_code()
     if is_env_reward(code):  # the environment's own reward: no code to check
-        ctx.run.write_candidate_file(
-            round_, idx, "critique.json", {"ok": True, "warnings": [], "env_reward": True}
-        )
+        folder.write(files.CRITIQUE, {"ok": True, "warnings": [], "env_reward": True})
         ctx.reporter.candidate(round_, idx, "accepted", "the environment's own reward")
         return summary
     verdict: dict[str, Any] = {"ok": True, "warnings": []}
@@ -98,7 +98,7 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
         report = smoke_test(
             ctx.adapter,
             code,
-            cand_dir / "smoke",
+            folder.path / "smoke",
             ctx.states_path,
             ctx.sandbox,
             SMOKE_LIMITS,
@@ -112,14 +112,14 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
         if report.error is not None:
             raise report.error
         if ctx.config.backend == "jax":
-            _jax_check(ctx, code, cand_dir)
+            _jax_check(ctx, code, folder.path)
         if ctx.config.critic_llm:
             reason = _review_with_llm(ctx, summary, code)
             if reason is not None:
                 verdict.update(ok=False, category="critic_rejected", message=reason)
     except RewardError as error:
         verdict.update(ok=False, **error.to_dict())
-    ctx.run.write_candidate_file(round_, idx, "critique.json", verdict)
+    folder.write(files.CRITIQUE, verdict)
     summary["warnings"] = verdict["warnings"]
     if not verdict["ok"]:
         summary.update(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -11,6 +9,7 @@ import gymnasium as gym
 from langgraph.runtime import Runtime
 
 from rewardsmith.eureka_loop.extract import ExtractError, extract_code
+from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.llm import (
     BudgetExceededError,
     LLMCall,
@@ -20,6 +19,8 @@ from rewardsmith.eureka_loop.llm import (
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import ErrorCategory
+from rewardsmith.runs import candidate as files
+from rewardsmith.runs.schema import embedded_record
 
 Message = dict[str, str]
 
@@ -70,8 +71,7 @@ def build_messages(ctx: Context, state: LoopState) -> list[Message]:
     )
     best = state.get("best")
     if best is not None:
-        reflection_path = ctx.run.candidate_dir(best["round"], best["idx"]) / "reflection.md"
-        user += "\n" + reflection_path.read_text()
+        user += "\n" + (ctx.run.candidate(best["round"], best["idx"]).text(files.REFLECTION) or "")
     failures = [
         {"category": c.get("category"), "message": c.get("message"), "traceback": None}
         for c in state.get("candidates", [])
@@ -92,9 +92,9 @@ def _preference_feedback(ctx: Context, state: LoopState, limit: int = 2) -> list
     for c in state.get("candidates", []):
         if c.get("category") != ErrorCategory.PREFERENCE_REJECTED.value:
             continue
-        path = ctx.run.candidate_dir(c["round"], c["idx"]) / "preference_feedback.md"
-        if path.exists():
-            texts.append(path.read_text())
+        text = ctx.run.candidate(c["round"], c["idx"]).text(files.PREFERENCE_FEEDBACK)
+        if text is not None:
+            texts.append(text)
         if len(texts) == limit:
             break
     return texts
@@ -110,10 +110,7 @@ def _hacking_suspects(ctx: Context, state: LoopState) -> list[dict[str, Any]]:
             best and (best["round"], best["idx"]) == (c["round"], c["idx"])
         ):
             continue
-        path = ctx.run.candidate_dir(c["round"], c["idx"]) / "analysis.json"
-        if not path.exists():
-            continue
-        hacking = json.loads(path.read_text()).get("hacking") or {}
+        hacking = ctx.run.candidate(c["round"], c["idx"]).hacking()
         if hacking.get("suspect"):
             message = f"candidate {candidate_key(c['round'], c['idx'])}: " + "; ".join(
                 hacking.get("reasons", [])
@@ -154,8 +151,7 @@ class LLMDesigner:
                 ctx.reporter.spend(ctx.budget.tokens, ctx.budget.usd)
             return Proposal(call.reply, record, call.error)
 
-        with ThreadPoolExecutor(max_workers=len(keys), thread_name_prefix="design") as pool:
-            return list(pool.map(one, keys))
+        return in_parallel(ctx, one, keys, "design", workers=len(keys))
 
 
 def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -182,13 +178,11 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     parent = candidate_key(best["round"], best["idx"]) if best else None
     candidates: list[CandidateSummary] = []
     for idx, proposal in zip(indices, proposals, strict=True):
-        files = ctx.run
-        files.write_candidate_file(
-            round_, idx, "prompt.json", {"messages": messages, "prompt_hash": prompt_hash(messages)}
-        )
-        files.write_candidate_file(round_, idx, "response.md", proposal.reply)
+        folder = ctx.run.candidate(round_, idx)
+        folder.write(files.PROMPT, {"messages": messages, "prompt_hash": prompt_hash(messages)})
+        folder.write(files.RESPONSE, proposal.reply)
         if proposal.call and "genome" in proposal.call:
-            files.write_candidate_file(round_, idx, "genome.json", proposal.call["genome"])
+            folder.write(files.GENOME, embedded_record(proposal.call["genome"]))
         summary: CandidateSummary = {
             "round": round_,
             "idx": idx,
@@ -203,7 +197,7 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
         else:
             try:
                 code = extract_code(proposal.reply)
-                files.write_candidate_file(round_, idx, "reward.py", code)
+                folder.write(files.REWARD, code)
             except ExtractError as exc:
                 summary.update(
                     {
@@ -212,7 +206,7 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
                         "message": str(exc),
                     }
                 )
-        files.upsert_candidate(
+        ctx.run.upsert_candidate(
             round_,
             idx,
             status=summary["status"],

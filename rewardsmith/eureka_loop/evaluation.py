@@ -18,8 +18,8 @@ from langgraph.runtime import Runtime
 from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.state import Context, LoopState
-from rewardsmith.eureka_loop.trainer import run_job
-from rewardsmith.runs.atomic import write_json
+from rewardsmith.eureka_loop.trainer import train_in
+from rewardsmith.runs.schema import write_record
 
 EVAL_SEED_BASE = 100_000
 EVAL_NAMES = ("best", "human", "sparse")
@@ -81,7 +81,7 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
     # None trains on the environment's own reward: the human arm of a task without a human
     # reward file, and the best when that baseline stayed the best.
     sources = {
-        "best": training_source((ctx.run.candidate_dir(round_, idx) / "reward.py").read_text()),
+        "best": training_source(ctx.run.candidate(round_, idx).reward_code()),
         "human": ctx.adapter.reward_source("human"),
         "sparse": ctx.adapter.reward_source("sparse"),
     }
@@ -99,15 +99,14 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
         for seed_index in range(config.eval_seeds)
         if (name != "sparse" or sources["sparse"] is not None) and not (name == "human" and same)
     ]
-    root = ctx.run.path / "evaluation"
 
     def one(job: tuple[str, int]) -> tuple[str, dict[str, Any]]:
         name, seed_index = job
         idx = EVAL_NAMES.index(name) * 100 + seed_index
         ctx.reporter.candidate(-1, idx, "training")
-        outcome = run_job(
+        outcome = train_in(
             ctx,
-            root / f"{name}_s{seed_index}",
+            ctx.run.evaluation_arm(name, seed_index),
             -1,
             idx,
             sources[name],
@@ -140,7 +139,7 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
     report["best_is_human_reward"] = same
     report["best_is_env_reward"] = same and sources["best"] is None
     report["note"] = note
-    write_json(root / "evaluation.json", report)
+    write_record(ctx.run.evaluation_file, report)
     ctx.run.update_summary(
         human_fitness=report["human"]["fitness"],
         sparse_fitness=report["sparse"]["fitness"],

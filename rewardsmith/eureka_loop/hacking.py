@@ -19,15 +19,14 @@ told to the designer. A flag is a suspicion for a person or the designer to weig
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from rewardsmith.envs.schema import StateSchema
-from rewardsmith.eureka_loop.state import candidate_key
 from rewardsmith.reward.static import fields_read
+from rewardsmith.runs.candidate import candidates_on_disk
 
 FLAG = "reward_hacking_suspect"
 BANK_CORRELATION = -0.3  # per-step reward vs fitness, Spearman, over the bank
@@ -193,27 +192,21 @@ def hacking_suspects(run_path: Path) -> list[dict[str, Any]]:
     """Every flagged candidate of the run: trained ones from their analysis, and the ones the
     preference check rejected whose bank scores were already suspect."""
     suspects = []
-    for cand_dir in sorted(run_path.glob("round_*/cand_*")):
-        round_, idx = int(cand_dir.parent.name[6:]), int(cand_dir.name[5:])
-        analysis, pref = cand_dir / "analysis.json", cand_dir / "preference.json"
+    for files in candidates_on_disk(run_path):
         reasons: list[str] = []
-        critique = cand_dir / "critique.json"
-        leaked = (
-            json.loads(critique.read_text()).get("outcome_fields", []) if critique.exists() else []
-        )
-        trained = analysis.exists()
-        if trained:
-            reasons = (json.loads(analysis.read_text()).get("hacking") or {}).get("reasons", [])
-        elif pref.exists():
-            record = json.loads(pref.read_text())
-            if not record.get("passed", True):
-                reasons = (record.get("hacking") or {}).get("reasons", [])
+        leaked = (files.critique() or {}).get("outcome_fields", [])
+        analysis, checked = files.analysis(), files.preference()
+        trained = analysis is not None
+        if analysis is not None:
+            reasons = (analysis.get("hacking") or {}).get("reasons", [])
+        elif checked is not None and not checked.get("passed", True):
+            reasons = (checked.get("hacking") or {}).get("reasons", [])
         if leaked:
             reasons = [*reasons, outcome_field_reason(leaked)]
         if reasons:
             suspects.append(
                 {
-                    "candidate": candidate_key(round_, idx),
+                    "candidate": str(files.key),
                     "flag": FLAG,
                     "trained": trained,
                     "reasons": reasons,

@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 Message = dict[str, Any]
 
@@ -199,6 +199,13 @@ def _retry_after_s(exc: BaseException) -> float | None:
         return float(value) if value is not None else None
     except (TypeError, ValueError):
         return None
+
+
+class ChatModel(Protocol):
+    """What the loop's nodes call for a completion: `LLMClient` for a real model, or an
+    in-process stand-in (a rerun's recorded replies, the test tier's scripted model)."""
+
+    def complete(self, messages: Sequence[Message], *, check_budget: bool = True) -> LLMCall: ...
 
 
 class LLMClient:

@@ -15,15 +15,17 @@ from __future__ import annotations
 import ast
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.eureka_loop.baseline import ENV_REWARD_SOURCE
 from rewardsmith.eureka_loop.designer import Message, Proposal
-from rewardsmith.eureka_loop.state import Context, LoopState
+from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState
 from rewardsmith.eureka_loop.task_terms import (
     TASK_TERM_NAMES,
     UNSCALED_KINDS,
@@ -31,10 +33,11 @@ from rewardsmith.eureka_loop.task_terms import (
     derive_terms,
 )
 from rewardsmith.prompts import render
+from rewardsmith.runs import candidate as candidate_files
+from rewardsmith.runs.schema import embedded_record
 from rewardsmith.sandbox.trajectories import load_episodes
 
 SHAPING_KINDS = ("toward_zero", "increase", "decrease", "level_penalty")
-GENOME_FILE = "genome.json"
 ABLATION_WEIGHT = 0.1
 
 
@@ -60,11 +63,16 @@ class Genome:
     env_reward: bool = False  # the environment's own reward, unchanged (no human reward file)
 
     def to_json(self) -> str:
+        """The genome as the offline designer's reply shows it."""
         return json.dumps(asdict(self), indent=2)
 
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
     @classmethod
-    def from_json(cls, text: str) -> Genome:
-        data = json.loads(text)
+    def from_record(cls, value: str | Mapping[str, Any]) -> Genome:
+        """A genome from its record (genome.json), or from the JSON text older replies hold."""
+        data = embedded_record(value)
         return cls(
             dict(data["human_weights"]),
             [Term(**t) for t in data["shaping"]],
@@ -295,6 +303,72 @@ def _mutation(
     return child, notes
 
 
+@dataclass
+class _Search:
+    """What one round's proposals are drawn from: the genome to mutate, the mutations on offer,
+    and the planned first round."""
+
+    human: str | None
+    scales: dict[tuple[str, str], float]
+    options: list[Term]
+    parent: Genome
+    components: list[str]
+    planned: list[tuple[Genome, list[str]]]
+
+
+def _search(ctx: Context, state: LoopState, samples: int) -> _Search:
+    """The round's search space: from the best candidate so far, else from the human reward (or,
+    without one, the task file's terms)."""
+    from rewardsmith.eureka_loop.preference import learner_gamma
+
+    adapter = ctx.adapter
+    human = adapter.reward_source("human")
+    scales = term_scales(adapter, ctx.states_path)
+    derived = [
+        d
+        for d in derive_terms(adapter, learner_gamma(ctx))
+        if d.kind in UNSCALED_KINDS or (d.kind, d.field) in scales
+    ]
+    options = [Term(k, f, 1.0) for k, f in sorted(scales) if k in SHAPING_KINDS]
+    options += task_genome_terms(derived)
+    # Without a human reward, evolution starts from the task file's terms.
+    start = Genome() if human is not None else Genome(shaping=task_genome_terms(derived))
+    best = state.get("best")
+    if best is not None:
+        parent, components = _parent(ctx, best, start, human)
+    else:
+        parent, components = start, human_components(human)
+    planned: list[tuple[Genome, list[str]]] = []
+    if best is None and state.get("attempt", 0) == 0:
+        planned = (
+            round_zero(components, samples)
+            if human is not None
+            else baseline_round_zero(derived, samples)
+        )
+    return _Search(human, scales, options, parent, components, planned)
+
+
+def _parent(
+    ctx: Context, best: CandidateSummary, start: Genome, human: str | None
+) -> tuple[Genome, list[str]]:
+    """The best candidate's genome, and the human components it does not already reshape."""
+    parent_files = ctx.run.candidate(best["round"], best["idx"])
+    recorded = parent_files.record(candidate_files.GENOME)
+    if recorded is None:
+        raise FileNotFoundError(f"{parent_files.path} has no genome to evolve from")
+    parent = Genome.from_record(recorded)
+    if parent.env_reward:  # the baseline cannot be mutated: code cannot read env rewards
+        parent = start
+    if human is None:
+        return parent, []
+    terms = {t.name for t in parent.shaping}
+    outcome = parent_files.outcome() or {}
+    components = [
+        c for c in outcome.get("components", {}) if not c.startswith("shape_") and c not in terms
+    ]
+    return parent, components
+
+
 class OfflineDesigner:
     """Evolutionary search seeded from the human reward; announced as what it is, never an LLM."""
 
@@ -303,58 +377,23 @@ class OfflineDesigner:
     def propose(
         self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]
     ) -> list[Proposal]:
-        from rewardsmith.eureka_loop.preference import learner_gamma
-
-        adapter = ctx.adapter
-        human = adapter.reward_source("human")
-        scales = term_scales(adapter, ctx.states_path)
-        derived = [
-            d
-            for d in derive_terms(adapter, learner_gamma(ctx))
-            if d.kind in UNSCALED_KINDS or (d.kind, d.field) in scales
-        ]
-        options = [Term(k, f, 1.0) for k, f in sorted(scales) if k in SHAPING_KINDS]
-        options += task_genome_terms(derived)
-        # Without a human reward, evolution starts from the task file's terms.
-        start = Genome() if human is not None else Genome(shaping=task_genome_terms(derived))
-        round_, attempt = state.get("round", 0), state.get("attempt", 0)
-        best = state.get("best")
-        parent, components = start, []
-        if best is not None:
-            parent_dir = ctx.run.candidate_dir(best["round"], best["idx"])
-            parent = Genome.from_json((parent_dir / GENOME_FILE).read_text())
-            if parent.env_reward:  # the baseline cannot be mutated: code cannot read env rewards
-                parent = start
-            outcome = json.loads((parent_dir / "outcome.json").read_text())
-            terms = {t.name for t in parent.shaping}
-            components = [
-                c
-                for c in outcome.get("components", {})
-                if human is not None and not c.startswith("shape_") and c not in terms
-            ]
-        else:
-            components = human_components(human)
-        rng = np.random.default_rng([ctx.config.seed, round_, attempt])
-        planned = []
-        if best is None and attempt == 0:
-            planned = (
-                round_zero(components, len(keys))
-                if human is not None
-                else baseline_round_zero(derived, len(keys))
-            )
+        search = _search(ctx, state, len(keys))
+        rng = np.random.default_rng(
+            [ctx.config.seed, state.get("round", 0), state.get("attempt", 0)]
+        )
         proposals = []
         for i, key in enumerate(keys):
             cached = ctx.run.load_reply(key)
             if cached is not None:
                 proposals.append(Proposal(cached["reply"], cached))
                 continue
-            if i < len(planned):
-                genome, notes = planned[i]
+            if i < len(search.planned):
+                genome, notes = search.planned[i]
             else:
-                genome, notes = mutate(parent, rng, options, components)
-            code = render_code(genome, human, scales)
+                genome, notes = mutate(search.parent, rng, search.options, search.components)
+            code = render_code(genome, search.human, search.scales)
             reply = render("offline_reply", notes=notes, genome=genome.to_json(), code=code)
-            record = {"reply": reply, "genome": genome.to_json(), "designer": self.name}
+            record = {"reply": reply, "genome": genome.to_dict(), "designer": self.name}
             ctx.run.save_reply(key, record)
             proposals.append(Proposal(reply, record))
         return proposals

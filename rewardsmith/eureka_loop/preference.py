@@ -30,7 +30,6 @@ discriminate (too few clearly ordered pairs), the candidate passes and the recor
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,12 +50,14 @@ from rewardsmith.eureka_loop.hacking import bank_signals, hacking_suspects
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import ErrorCategory
+from rewardsmith.runs import candidate as candidate_files
+from rewardsmith.runs.candidate import CandidateFiles, candidates_on_disk
 from rewardsmith.sandbox.executor import Limits
 from rewardsmith.sandbox.score import BankScores, score_bank
 from rewardsmith.sandbox.training import make_job
 
-PREFERENCE_FILE = "preference.json"
-FEEDBACK_FILE = "preference_feedback.md"
+PREFERENCE_FILE = candidate_files.PREFERENCE
+FEEDBACK_FILE = candidate_files.PREFERENCE_FEEDBACK
 SCORE_LIMITS = Limits(wall_s=120.0, memory_mb=4096)
 CLEAR_FRACTION = 0.25  # of the bank's fitness std: closer pairs are not "clearly" ordered
 MIN_CLEAR_PAIRS = 20  # fewer than this and the bank cannot discriminate: pass, never guess
@@ -349,8 +350,10 @@ def preference_totals(run_path: Path) -> dict[str, Any]:
         "steps_saved": 0,
         "check_wall_s": 0.0,
     }
-    for path in sorted(run_path.glob("round_*/cand_*/" + PREFERENCE_FILE)):
-        record = json.loads(path.read_text())
+    for files in candidates_on_disk(run_path):
+        record = files.preference()
+        if record is None:
+            continue
         totals["checks"] += 1
         totals["rejected"] += int(not record["passed"])
         totals["passed_unchecked"] += int(
@@ -411,15 +414,15 @@ def env_reward_scores(view: BankView) -> BankScores:
     )
 
 
-def score_candidate(ctx: Context, cand_dir: Path, view: BankView) -> BankScores:
+def score_candidate(ctx: Context, files: CandidateFiles, view: BankView) -> BankScores:
     """Run the candidate's reward over the bank, in the sandbox (the environment's own reward
     needs no run: the bank recorded it)."""
-    source = (cand_dir / "reward.py").read_text()
+    source = files.reward_code()
     if is_env_reward(source):
         return env_reward_scores(view)
     return score_bank(
         source,
-        cand_dir / "preference",
+        files.path / "preference",
         view.bank.path,
         ctx.sandbox,
         SCORE_LIMITS,
@@ -443,8 +446,8 @@ def check_candidate(
     """Score the bank with one candidate and decide; writes preference.json (and the feedback)."""
     summary = dict(summary)  # type: ignore[assignment]
     round_, idx = summary["round"], summary["idx"]
-    cand_dir = ctx.run.candidate_dir(round_, idx)
-    scores = score_candidate(ctx, cand_dir, view)
+    files = ctx.run.candidate(round_, idx)
+    scores = score_candidate(ctx, files, view)
     record: dict[str, Any] = {
         "bank_size": len(view.records),
         "bank_version": view.bank.info().version,
@@ -463,7 +466,7 @@ def check_candidate(
             message=error.message,
             steps_saved=steps,
         )
-        ctx.run.write_candidate_file(round_, idx, PREFERENCE_FILE, record)
+        files.write(PREFERENCE_FILE, record)
         _reject(ctx, summary, error.category.value, f"on the trajectory bank: {error}")
         return summary
     candidate = Scores.from_bank_scores(scores)
@@ -479,7 +482,7 @@ def check_candidate(
     record["returns"] = scores.returns
     record["per_step"] = scores.per_step
     if result.passed:
-        ctx.run.write_candidate_file(round_, idx, PREFERENCE_FILE, record)
+        files.write(PREFERENCE_FILE, record)
         note = (
             f"preference {result.score:.2f} (bar {result.threshold:.2f})"
             if result.discriminating and result.score is not None
@@ -487,7 +490,7 @@ def check_candidate(
         )
         ctx.reporter.candidate(round_, idx, "accepted", note)
         return summary
-    code = (cand_dir / "reward.py").read_text()
+    code = files.reward_code()
     text = feedback_text(
         result,
         view.records,
@@ -497,10 +500,10 @@ def check_candidate(
         ctx.adapter.fitness_description,
         view.gamma,
     )
-    ctx.run.write_candidate_file(round_, idx, FEEDBACK_FILE, text)
+    files.write(FEEDBACK_FILE, text)
     record["category"] = ErrorCategory.PREFERENCE_REJECTED.value
     record["message"] = result.reason
-    ctx.run.write_candidate_file(round_, idx, PREFERENCE_FILE, record)
+    files.write(PREFERENCE_FILE, record)
     message = f"{result.reason}; not trained ({steps:,} steps saved)"
     _reject(ctx, summary, ErrorCategory.PREFERENCE_REJECTED.value, message)
     return summary

@@ -25,6 +25,8 @@ from rewardsmith.eureka_loop.llm import (
     prompt_hash,
 )
 from rewardsmith.eureka_loop.state import Context, LoopState
+from rewardsmith.runs import candidate as candidate_files
+from rewardsmith.runs.candidate import CandidateFiles, CandidateKey
 from rewardsmith.runs.schema import read_record
 from rewardsmith.runs.store import Run
 
@@ -103,11 +105,10 @@ class ReplayDesigner:
         """The prompt the source sent for `key`: the candidate's prompt.json, else the reply's."""
         match = _DESIGN_KEY.fullmatch(key)
         if match:
-            path = self.source.path / f"round_{int(match[2]):02d}" / f"cand_{int(match[3]):02d}"
-            try:
-                return read_record(path / "prompt.json")
-            except FileNotFoundError:
-                pass
+            files = CandidateFiles(self.source.path, CandidateKey(int(match[2]), int(match[3])))
+            prompt = files.record(candidate_files.PROMPT)
+            if prompt is not None:
+                return prompt
         if record is not None and "prompt_hash" in record:
             return {"messages": record.get("messages", []), "prompt_hash": record["prompt_hash"]}
         return None

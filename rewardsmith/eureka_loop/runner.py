@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rewardsmith.envs import load_task
 from rewardsmith.envs.task_copy import TASK_COPY, copy_task
@@ -16,11 +16,18 @@ from rewardsmith.eureka_loop.reporter import NullReporter, Reporter
 from rewardsmith.eureka_loop.state import Context, LoopConfig, LoopState
 from rewardsmith.runs.store import Run, RunStore
 
+if TYPE_CHECKING:
+    from rewardsmith.eureka_loop.llm import ChatModel
+
 STATES_FILE = "states.npz"
 
 
 def _context(
-    run: Run, config: LoopConfig, reporter: Reporter, replay: tuple[Designer, Any] | None = None
+    run: Run,
+    config: LoopConfig,
+    reporter: Reporter,
+    replay: tuple[Designer, Any] | None = None,
+    model: ChatModel | None = None,
 ) -> Context:
     from rewardsmith.eureka_loop.bank import bank_for, seed_bank
     from rewardsmith.eureka_loop.llm import Budget, LLMCall, LLMClient, LLMConfig
@@ -34,6 +41,8 @@ def _context(
     designer: Designer = OfflineDesigner()
     if replay is not None:  # `replay --rerun`: recorded replies stand in for the LLM
         designer, llm = replay
+    elif model is not None:  # an in-process model (the fast test tier's scripted one)
+        llm, designer = model, LLMDesigner(config.model or "in-process model")
     elif config.model:
         llm = LLMClient(
             LLMConfig(model=config.model, api_base=config.api_base, temperature=config.temperature),
@@ -97,8 +106,9 @@ def _execute(
     reporter: Reporter,
     initial: LoopState | None,
     replay: tuple[Designer, Any] | None = None,
+    model: ChatModel | None = None,
 ) -> dict[str, Any]:
-    ctx = _context(run, config, reporter, replay)
+    ctx = _context(run, config, reporter, replay, model)
     graph = build_graph(run.checkpoint_db_path)
     graph_config = {
         "configurable": {"thread_id": run.run_id},
@@ -171,14 +181,18 @@ def start_run(
     runs_dir: Path,
     reporter: Reporter | None = None,
     command: list[str] | None = None,
+    model: ChatModel | None = None,
 ) -> dict[str, Any]:
-    """Create a run in `runs_dir` and evolve rewards until a stop condition."""
+    """Create a run in `runs_dir` and evolve rewards until a stop condition.
+
+    `model` answers the LLM calls in this process instead of `config.model` through litellm
+    (`config.model` then only names it); a resume uses `config.model` again."""
     reporter = reporter or NullReporter()
     # Fail fast, before a run directory exists, on a bad task or a model without credentials.
     adapter = load_task(config.task_id, config.task_file)
     adapter.reward_source("human")  # a reward file the task file names must exist
     adapter.reward_source("sparse")
-    if config.model:
+    if config.model and model is None:
         from rewardsmith.eureka_loop.llm import LLMClient, LLMConfig
 
         LLMClient(LLMConfig(model=config.model, api_base=config.api_base))
@@ -191,12 +205,7 @@ def start_run(
     if config.task_file:  # the run keeps its task: evaluate, resume and rerun use this copy
         copy_task(Path(config.task_file), run.path)
     reporter.message(f"run {run.run_id} in {run.path}")
-    return _execute(
-        run,
-        config,
-        reporter,
-        fresh_state(),
-    )
+    return _execute(run, config, reporter, fresh_state(), model=model)
 
 
 def resume_run(

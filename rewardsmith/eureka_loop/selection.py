@@ -7,6 +7,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
+from rewardsmith.runs.candidate import REWARD
 
 SELECTION_MARGIN = 0.02
 """A candidate replaces the best so far (or, within a round, an earlier candidate: the offline
@@ -55,56 +56,115 @@ def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     round_, attempt = state.get("round", 0), state.get("attempt", 0)
     candidates = state.get("candidates", [])
     trained = [c for c in candidates if c.get("status") == "trained"]
-    # Under the halving schedule only the full budget's fitness competes for the best: a
-    # candidate stopped at a shorter rung was measured on a shorter training.
-    finalists = [c for c in trained if c.get("stopped_at_rung") is None]
+    finalists = _finalists(trained)
     margin = _margin(ctx)
     round_best, best = pick_best(state.get("best"), finalists, margin)
+    _report_near_ties(ctx, finalists, best, margin)
+    entry = _round_entry(round_, attempt, candidates, round_best, best)
+    ctx.run.write_round_file(round_, f"summary_a{attempt}.json", entry)
+    _record_best(ctx, best, entry["best"])
+    ctx.run.update_summary(rounds_done=round_ + 1)
+    stop = _stop_reason(ctx, state.get("stop_reason"), best)
+    next_step = _next_step(ctx, stop, round_, attempt, any_trained=bool(trained))
+    return {"best": best, "history": [entry], **next_step}
+
+
+def _finalists(trained: list[CandidateSummary]) -> list[CandidateSummary]:
+    """The trained candidates that compete for the best. Under the halving schedule only the
+    full budget's fitness competes: a candidate stopped at a shorter rung was measured on a
+    shorter training."""
+    return [c for c in trained if c.get("stopped_at_rung") is None]
+
+
+def _report_near_ties(
+    ctx: Context, finalists: list[CandidateSummary], best: CandidateSummary | None, margin: float
+) -> None:
+    """Say which fitter candidates lost to `best` only by the noise margin, so that a pick
+    below the round's top fitness is not mistaken for a bug."""
+    if best is None:
+        return
     for c in finalists:
-        if best is not None and c is not best and _fitness(best) < _fitness(c):
+        if c is not best and _fitness(best) < _fitness(c):
             ctx.reporter.message(
                 f"{candidate_key(c['round'], c['idx'])} ({c['fitness']:.4g}) is within the noise "
                 f"margin ({margin:.3g}) of {candidate_key(best['round'], best['idx'])} "
                 f"({best['fitness']:.4g}); keeping the latter"
             )
-    entry = {
+
+
+def _round_entry(
+    round_: int,
+    attempt: int,
+    candidates: list[CandidateSummary],
+    round_best: CandidateSummary | None,
+    best: CandidateSummary | None,
+) -> dict[str, Any]:
+    """The round's record (its summary file and history entry): what happened to its
+    candidates, and the round's and the run's best after it."""
+    return {
         "round": round_,
         "attempt": attempt,
-        "trained": len(trained),
-        "rejected": sum(c.get("status") == "rejected" for c in candidates),
-        "failed": sum(c.get("status") == "failed" for c in candidates),
-        "round_best": candidate_key(round_best["round"], round_best["idx"]) if round_best else None,
+        "trained": _count_status(candidates, "trained"),
+        "rejected": _count_status(candidates, "rejected"),
+        "failed": _count_status(candidates, "failed"),
+        "round_best": _key(round_best),
         "round_best_fitness": round_best.get("fitness") if round_best else None,
-        "best": candidate_key(best["round"], best["idx"]) if best else None,
+        "best": _key(best),
         "best_fitness": best.get("fitness") if best else None,
     }
-    ctx.run.write_round_file(round_, f"summary_a{attempt}.json", entry)
-    update: dict[str, Any] = {"best": best, "history": [entry]}
-    if best is not None:
-        best_path = ctx.run.candidate_dir(best["round"], best["idx"]) / "reward.py"
-        ctx.run.update_summary(
-            best_fitness=best.get("fitness"),
-            best_reward_path=str(best_path),
-            best_candidate=entry["best"],
-        )
-        ctx.reporter.best({"key": entry["best"], "fitness": best.get("fitness")})
-    ctx.run.update_summary(rounds_done=round_ + 1)
-    stop = state.get("stop_reason")
+
+
+def _count_status(candidates: list[CandidateSummary], status: str) -> int:
+    """How many of the round's candidates ended with `status` (trained, rejected or failed)."""
+    return sum(c.get("status") == status for c in candidates)
+
+
+def _key(candidate: CandidateSummary | None) -> str | None:
+    """The candidate's key (`r02c01`) as records show it, or None where there is none."""
+    return candidate_key(candidate["round"], candidate["idx"]) if candidate else None
+
+
+def _record_best(ctx: Context, best: CandidateSummary | None, key: str | None) -> None:
+    """Put the run's best in the run summary and tell the reporter, so that a run stopped
+    after this round still says which reward to use."""
+    if best is None:
+        return
+    best_path = ctx.run.candidate(best["round"], best["idx"]).path / REWARD
+    ctx.run.update_summary(
+        best_fitness=best.get("fitness"),
+        best_reward_path=str(best_path),
+        best_candidate=key,
+    )
+    ctx.reporter.best({"key": key, "fitness": best.get("fitness")})
+
+
+def _stop_reason(ctx: Context, stop: str | None, best: CandidateSummary | None) -> str | None:
+    """Why the run stops after this round, if it does: a reason already given (a budget that
+    stopped the designer), the fitness target reached, or the LLM budget spent."""
+    if stop is not None:
+        return stop
     target = ctx.config.fitness_target
-    if stop is None and target is not None and best is not None and _fitness(best) >= target:
-        stop = f"fitness target {target} reached"
-    if stop is None and ctx.budget is not None and ctx.budget.exceeded():
-        stop = f"budget: {ctx.budget.exceeded()}"
-    if stop is None and not trained and attempt < ctx.config.round_retries:
+    if target is not None and best is not None and _fitness(best) >= target:
+        return f"fitness target {target} reached"
+    if ctx.budget is not None and (spent := ctx.budget.exceeded()):
+        return f"budget: {spent}"
+    return None
+
+
+def _next_step(
+    ctx: Context, stop: str | None, round_: int, attempt: int, *, any_trained: bool
+) -> dict[str, Any]:
+    """The state update that routes the run on: the same round again when nothing trained
+    (up to `round_retries` times: such a round has no fitness to select by), else the next
+    round, else the stop with its reason."""
+    if stop is None and not any_trained and attempt < ctx.config.round_retries:
         ctx.reporter.message(
             f"round {round_}: no candidate trained; repeating the round (attempt {attempt + 2})"
         )
-        update.update(attempt=attempt + 1)
-    elif stop is None and round_ + 1 < ctx.config.rounds:
-        update.update(round=round_ + 1, attempt=0)
-    else:
-        update["stop_reason"] = stop or f"completed {ctx.config.rounds} rounds"
-    return update
+        return {"attempt": attempt + 1}
+    if stop is None and round_ + 1 < ctx.config.rounds:
+        return {"round": round_ + 1, "attempt": 0}
+    return {"stop_reason": stop or f"completed {ctx.config.rounds} rounds"}
 
 
 def after_design(state: LoopState) -> Literal["critique", "evaluate", "__end__"]:

@@ -9,11 +9,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
+from rewardsmith.runs.candidate import candidate_key
+
+__all__ = ["candidate_key"]  # the loop's nodes name candidates as the run store does
+
 if TYPE_CHECKING:
     from rewardsmith.cluster.executors import Executor
     from rewardsmith.envs.adapter import TaskAdapter
     from rewardsmith.eureka_loop.designer import Designer
-    from rewardsmith.eureka_loop.llm import Budget, LLMClient
+    from rewardsmith.eureka_loop.llm import Budget, ChatModel
     from rewardsmith.eureka_loop.reporter import Reporter
     from rewardsmith.runs.store import Run
     from rewardsmith.sandbox.training import Sandbox
@@ -114,7 +118,7 @@ class Context:
     sandbox: Sandbox
     reporter: Reporter
     states_path: Path
-    llm: LLMClient | None = None
+    llm: ChatModel | None = None
     budget: Budget | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     executor: Executor | None = None  # None: train here, in `sandbox`
@@ -124,7 +128,3 @@ class Context:
         sibling (`fanout.in_parallel` sets `cancel`) stops it within one poll."""
         if self.cancel.is_set():
             raise Cancelled()
-
-
-def candidate_key(round: int, idx: int) -> str:
-    return f"r{round:02d}c{idx:02d}"

@@ -27,9 +27,11 @@ human rewards as before.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from rewardsmith.envs.adapter import TaskAdapter
+from rewardsmith.envs.schema import Field
 
 # kind -> the term's component name; `{field}` is the state field it reads.
 TASK_TERM_NAMES = {
@@ -77,65 +79,134 @@ def derive_terms(adapter: TaskAdapter, gamma: float) -> list[Derived]:
         return []
     fitness_kind, fitness_field = rule
     success = getattr(adapter, "success_rule", None)
-    terms: list[Derived] = []
-
-    def add(kind: str, field: str, weight: float, param: float | None, reason: str) -> None:
-        if all((t.kind, t.field) != (kind, field) for t in terms):
-            terms.append(Derived(kind, field, weight, param, reason))
-
-    if fitness_kind == "episode_length":
-        add("alive", "", PRIMARY_WEIGHT, None, "the fitness is the episode length")
-    elif fitness_kind == "final_minus_initial" and fitness_field:
-        add(
-            "progress",
-            fitness_field,
-            PRIMARY_WEIGHT,
-            None,
-            f"the fitness is {fitness_field}'s gain",
-        )
-    elif fitness_kind in ("final", "max") and fitness_field:
-        add(
-            "potential",
-            fitness_field,
-            PRIMARY_WEIGHT,
-            gamma,
-            f"the fitness is the {fitness_kind} value of {fitness_field}",
-        )
-    elif fitness_kind == "mean" and fitness_field:
-        add("level", fitness_field, PRIMARY_WEIGHT, None, f"the fitness is {fitness_field}'s mean")
-    if success is not None:
-        kind, threshold = success
-        if kind == "truncated":
-            add("alive", "", PRIMARY_WEIGHT, None, "success is lasting to the time limit")
-        elif kind == "terminated":
-            add("time_penalty", "", PRIMARY_WEIGHT, None, "success is the episode ending")
-        elif kind == "fitness_at_least" and fitness_field and fitness_kind != "final_minus_initial":
-            add(
-                "reach",
-                fitness_field,
-                PRIMARY_WEIGHT,
-                threshold,
-                f"success is {fitness_field} reaching {threshold:g}",
-            )
-    survival = fitness_kind == "episode_length" or (
-        success is not None and success[0] == "truncated"
+    survival = _is_survival_task(fitness_kind, success)
+    terms = _first_per_kind_and_field(
+        [
+            *_fitness_terms(fitness_kind, fitness_field, gamma),
+            *_success_terms(success, fitness_kind, fitness_field),
+            *_field_terms(adapter.schema.fields, fitness_field, survival),
+        ]
     )
-    for f in adapter.schema.fields:
-        text = f"{f.name} {f.description}"
-        if f.shape:
-            if _DISTANCE.search(text) or "to_target" in f.name:
-                add("closer_norm", f.name, FIELD_WEIGHT, None, f"{f.name} is an offset to a target")
-            continue
-        if f.name == fitness_field:
-            continue
-        limit = _LIMIT.search(f.description)
-        if survival and limit and float(limit.group(1)) > 0:  # elsewhere a limit is a range
-            bound = float(limit.group(1))
-            add("within_limit", f.name, FIELD_WEIGHT, bound, f"{f.name} is limited to +-{bound:g}")
-        elif _DISTANCE.search(text):
-            add("closer", f.name, FIELD_WEIGHT, None, f"{f.name} is a distance")
-        elif survival and f.units in _VELOCITY_UNITS:
-            add("calm", f.name, FIELD_WEIGHT, None, f"{f.name} is a velocity in a survival task")
+    return _share_field_budget(terms)
+
+
+def _fitness_terms(kind: str, field: str | None, gamma: float) -> list[Derived]:
+    """The term that rewards, per step, what `[fitness]` scores over an episode (none for a
+    kind with no per-step counterpart, or a field-based kind without its field)."""
+    if kind == "episode_length":
+        return [_primary("alive", "", None, "the fitness is the episode length")]
+    if not field:
+        return []
+    if kind == "final_minus_initial":
+        return [_primary("progress", field, None, f"the fitness is {field}'s gain")]
+    if kind in ("final", "max"):
+        return [_primary("potential", field, gamma, f"the fitness is the {kind} value of {field}")]
+    if kind == "mean":
+        return [_primary("level", field, None, f"the fitness is {field}'s mean")]
+    return []
+
+
+def _success_terms(
+    success: tuple[str, float | None] | None, fitness_kind: str, fitness_field: str | None
+) -> list[Derived]:
+    """The term that rewards what `[success]` counts as success. A threshold on the fitness
+    field is not rewarded for a gain (`final_minus_initial`): a step has no initial value."""
+    if success is None:
+        return []
+    kind, threshold = success
+    if kind == "truncated":
+        return [_primary("alive", "", None, "success is lasting to the time limit")]
+    if kind == "terminated":
+        return [_primary("time_penalty", "", None, "success is the episode ending")]
+    if kind == "fitness_at_least" and fitness_field and fitness_kind != "final_minus_initial":
+        reason = f"success is {fitness_field} reaching {threshold:g}"
+        return [_primary("reach", fitness_field, threshold, reason)]
+    return []
+
+
+def _primary(kind: str, field: str, param: float | None, reason: str) -> Derived:
+    """A term for the task's goal (fitness or success), which field guidance must not outweigh."""
+    return Derived(kind, field, PRIMARY_WEIGHT, param, reason)
+
+
+def _is_survival_task(fitness_kind: str, success: tuple[str, float | None] | None) -> bool:
+    """Whether the task is to last: only then is a described limit a failure bound and a
+    velocity something to keep calm."""
+    return fitness_kind == "episode_length" or (success is not None and success[0] == "truncated")
+
+
+def _field_terms(
+    fields: Iterable[Field], fitness_field: str | None, survival: bool
+) -> list[Derived]:
+    """The guidance terms read off the fields' names, descriptions and units, in schema order."""
+    terms = (_field_term(f, fitness_field, survival) for f in fields)
+    return [t for t in terms if t is not None]
+
+
+def _field_term(field: Field, fitness_field: str | None, survival: bool) -> Derived | None:
+    """The one term a field's description suggests, if any. A vector field can only be an
+    offset to shrink, and the fitness field already has its primary term."""
+    if field.shape:
+        return _vector_field_term(field)
+    if field.name == fitness_field:
+        return None
+    return _scalar_field_term(field, survival)
+
+
+def _vector_field_term(field: Field) -> Derived | None:
+    """`closer_norm` for a vector that is an offset to a target: its norm is to shrink."""
+    if _DISTANCE.search(_field_text(field)) or "to_target" in field.name:
+        return _guidance("closer_norm", field.name, None, f"{field.name} is an offset to a target")
+    return None
+
+
+def _scalar_field_term(field: Field, survival: bool) -> Derived | None:
+    """A scalar's term, the first that applies: a limit to keep within (survival only), a
+    distance to shrink, or a velocity to keep calm (survival only)."""
+    bound = _positive_limit(field.description)
+    if survival and bound is not None:
+        return _guidance(
+            "within_limit", field.name, bound, f"{field.name} is limited to +-{bound:g}"
+        )
+    if _DISTANCE.search(_field_text(field)):
+        return _guidance("closer", field.name, None, f"{field.name} is a distance")
+    if survival and field.units in _VELOCITY_UNITS:
+        return _guidance("calm", field.name, None, f"{field.name} is a velocity in a survival task")
+    return None
+
+
+def _positive_limit(description: str) -> float | None:
+    """The first `+-L` in a description, if L > 0 (a zero limit bounds nothing to normalise by)."""
+    limit = _LIMIT.search(description)
+    if limit is None:
+        return None
+    bound = float(limit.group(1))
+    return bound if bound > 0 else None
+
+
+def _field_text(field: Field) -> str:
+    """Name and description together: either may say that a field is a distance."""
+    return f"{field.name} {field.description}"
+
+
+def _guidance(kind: str, field: str, param: float | None, reason: str) -> Derived:
+    """A term from a field description, at the field weight (`_share_field_budget` may lower it)."""
+    return Derived(kind, field, FIELD_WEIGHT, param, reason)
+
+
+def _first_per_kind_and_field(terms: list[Derived]) -> list[Derived]:
+    """The terms without repeats of a (kind, field), keeping the first: fitness and success can
+    both ask for the alive bonus, and the fitness's reason is the one to show."""
+    kept: list[Derived] = []
+    for term in terms:
+        if all((t.kind, t.field) != (term.kind, term.field) for t in kept):
+            kept.append(term)
+    return kept
+
+
+def _share_field_budget(terms: list[Derived]) -> list[Derived]:
+    """The field terms reweighted to share `FIELD_BUDGET`, so that however many fields a task
+    describes, their guidance never outweighs the goal."""
     from_fields = [t for t in terms if t.kind in _FIELD_KINDS]
     weight = min(FIELD_WEIGHT, FIELD_BUDGET / max(len(from_fields), 1))
     return [replace(t, weight=weight) if t in from_fields else t for t in terms]

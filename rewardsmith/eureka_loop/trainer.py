@@ -4,7 +4,6 @@ for the full budget or in successive-halving rungs (`halving`)."""
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +13,16 @@ from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.halving import Rung, rungs, survivors, unsupported
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState
-from rewardsmith.runs.atomic import write_bytes, write_json
+from rewardsmith.runs.atomic import write_bytes
+from rewardsmith.runs.candidate import TrainingFiles
 from rewardsmith.sandbox.executor import Limits
 from rewardsmith.sandbox.records import read_training_state
 from rewardsmith.sandbox.training import TrainOutcome, make_job, train_reward
 
-OUTCOME_FILE = "outcome.json"
 
-
-def run_job(
+def train_in(
     ctx: Context,
-    cand_dir: Path,
+    folder: TrainingFiles,
     round_: int,
     idx: int,
     reward_source: str | None,
@@ -37,12 +35,10 @@ def run_job(
     `rung` (the halving schedule) the training stops at that rung's steps, continuing from the
     state the previous rung saved; the rung's outcome is kept as `rung_R.json`.
     """
-    outcome_path = cand_dir / (OUTCOME_FILE if rung is None else rung_file(rung.index))
-    if outcome_path.exists():
-        stored = dict(json.loads(outcome_path.read_text()))
-        # An outcome of the other backend (`evaluate --backend`) is retrained, not reused.
-        if stored.get("backend", "sb3") == ctx.config.backend:
-            return stored
+    stored = folder.outcome() if rung is None else folder.rung_outcome(rung.index)
+    # An outcome of the other backend (`evaluate --backend`) is retrained, not reused.
+    if stored is not None and stored.get("backend", "sb3") == ctx.config.backend:
+        return stored
     job = make_job(
         ctx.adapter,
         steps=ctx.config.steps,
@@ -56,20 +52,23 @@ def run_job(
     if rung is not None:
         job.stop_at = min(rung.steps, job.steps) if not rung.last else None
         if rung.index > 0:
-            earlier = dict(json.loads((cand_dir / rung_file(rung.index - 1)).read_text()))
+            earlier = folder.rung_outcome(rung.index - 1)
+            if earlier is None:
+                raise FileNotFoundError(f"rung {rung.index - 1} of {folder.path} left no outcome")
             job.start_steps = int(earlier["steps"])
-            resume = _read_saved_state(cand_dir / rung_state_dir(rung.index - 1))
+            resume = _read_saved_state(folder.rung_state_dir(rung.index - 1))
 
     def progress(done: int, total: int) -> None:
         ctx.raise_if_cancelled()
         ctx.reporter.progress(round_, idx, done, total)
 
     limits = Limits(wall_s=ctx.config.train_timeout_s)
+    folder.path.mkdir(parents=True, exist_ok=True)
     outcome: TrainOutcome = (
-        ctx.executor.train(ctx.adapter, job, reward_source, cand_dir, limits, progress, resume)
+        ctx.executor.train(ctx.adapter, job, reward_source, folder.path, limits, progress, resume)
         if ctx.executor is not None
         else train_reward(
-            ctx.adapter, job, reward_source, cand_dir, ctx.sandbox, limits, progress, resume
+            ctx.adapter, job, reward_source, folder.path, ctx.sandbox, limits, progress, resume
         )
     )
     record = {**outcome.to_dict(), "backend": job.backend}
@@ -79,25 +78,19 @@ def run_job(
             record["checkpoints"] = [*earlier["checkpoints"], *record["checkpoints"]]
             record["wall_s"] += earlier["wall_s"]
         if outcome.ok and not rung.last:
-            _save_state(cand_dir, rung.index)
-    write_json(outcome_path, record)
+            _save_state(folder, rung.index)
+        folder.write_rung_outcome(rung.index, record)
+    else:
+        folder.write_outcome(record)
     return record
 
 
-def rung_file(index: int) -> str:
-    return f"rung_{index}.json"
-
-
-def rung_state_dir(index: int) -> str:
-    return f"rung_{index}_state"
-
-
-def _save_state(cand_dir: Path, index: int) -> None:
+def _save_state(folder: TrainingFiles, index: int) -> None:
     """Keep what the next rung continues from, out of the job folder the next rung replaces
     (read as any worker file: no link followed, size capped)."""
-    state_dir = cand_dir / rung_state_dir(index)
+    state_dir = folder.rung_state_dir(index)
     state_dir.mkdir(exist_ok=True)
-    for name, data in read_training_state(cand_dir / "job").items():
+    for name, data in read_training_state(folder.job_dir).items():
         write_bytes(state_dir / name, data)
 
 
@@ -139,10 +132,9 @@ def _train_to(ctx: Context, summary: CandidateSummary, rung: Rung | None) -> dic
     round_, idx = summary["round"], summary["idx"]
     if rung is None or rung.index == 0:
         ctx.reporter.candidate(round_, idx, "training")
-    cand_dir = ctx.run.candidate_dir(round_, idx)
-    code = (cand_dir / "reward.py").read_text()
+    files = ctx.run.candidate(round_, idx)
     seed = ctx.config.seed + round_ * 1000 + idx
-    return run_job(ctx, cand_dir, round_, idx, training_source(code), seed, rung)
+    return train_in(ctx, files, round_, idx, training_source(files.reward_code()), seed, rung)
 
 
 def _train_rung(
@@ -178,9 +170,9 @@ def _by_halving(ctx: Context, pending: list[CandidateSummary]) -> list[dict[str,
 
 def _finish(ctx: Context, summary: CandidateSummary, outcome: dict[str, Any]) -> None:
     """The candidate's training is over: its last rung's outcome is its outcome."""
-    path = ctx.run.candidate_dir(summary["round"], summary["idx"]) / OUTCOME_FILE
-    if not path.exists():
-        write_json(path, outcome)
+    files = ctx.run.candidate(summary["round"], summary["idx"])
+    if files.outcome() is None:
+        files.write_outcome(outcome)
 
 
 def train(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:

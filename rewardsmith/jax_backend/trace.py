@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.reward.errors import ErrorCategory, RewardError
-from rewardsmith.sandbox.atomic import write_json
+from rewardsmith.sandbox.atomic import write_record
 from rewardsmith.sandbox.executor import Limits
 from rewardsmith.sandbox.records import BadRecord, checked, obj, show, texts
 from rewardsmith.sandbox.runner import Sandbox, run_job
-from rewardsmith.sandbox.worker_files import read_bytes, read_json
+from rewardsmith.sandbox.worker_files import read_bytes, read_record
 
 REWARD_FILE = "reward.py"
 STATES_FILE = "states.npz"
@@ -129,7 +129,7 @@ def main(work_dir: Path, task_id: str) -> int:
     from rewardsmith.jax_backend import prepare_process
 
     prepare_process()
-    write_json(work_dir / RESULT_FILE, run_trace(work_dir, task_id))
+    write_record(work_dir / RESULT_FILE, run_trace(work_dir, task_id))
     return 0
 
 
@@ -166,7 +166,7 @@ def read_trace(work_dir: Path) -> TraceReport:
     from rewardsmith.jax_backend.export import EXPORT_CAP
 
     report: TraceReport = checked(
-        RESULT_FILE, check_trace, read_json(work_dir, RESULT_FILE, RESULT_CAP)
+        RESULT_FILE, check_trace, read_record(work_dir, RESULT_FILE, RESULT_CAP)
     )
     if report.ok:
         report.export = read_bytes(work_dir, EXPORT_FILE, EXPORT_CAP)

@@ -24,7 +24,7 @@ from rewardsmith.envs import load_task
 from rewardsmith.jax_backend import prepare_process
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
-from rewardsmith.sandbox.atomic import write_json
+from rewardsmith.sandbox.atomic import write_record
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.rollout import summarize
 
@@ -95,7 +95,7 @@ def main(job_dir: Path) -> int:
             record["wall_s"] = time.monotonic() - began
             with (job_dir / files.METRICS_FILE).open("a") as log:
                 log.write(json.dumps(record) + "\n")
-            write_json(job_dir / files.PROGRESS_FILE, {"steps": int(step), "total": job.steps})
+            write_record(job_dir / files.PROGRESS_FILE, {"steps": int(step), "total": job.steps})
             final["params"], final["step"] = params, int(step)
 
         ppo.train(
@@ -115,7 +115,7 @@ def main(job_dir: Path) -> int:
         result["steps"] = final["step"]
     except RewardError as error:
         result = {"status": "error", **error.to_dict()}
-    write_json(job_dir / files.RESULT_FILE, result)
+    write_record(job_dir / files.RESULT_FILE, result)
     return 0
 
 

@@ -6,15 +6,28 @@ stop with a message saying so, not fail later in some unrelated place.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from rewardsmith import __version__
-from rewardsmith.runs.atomic import read_json, write_json
+from rewardsmith.runs.atomic import read_json, write_text
+from rewardsmith.sandbox.atomic import SCHEMA_VERSION, RecordVersionError, record_body, write_record
 
-SCHEMA_VERSION = 1
+__all__ = [
+    "SCHEMA_VERSION",
+    "RunStoreError",
+    "embedded_record",
+    "now_iso",
+    "read_record",
+    "write_file",
+    "write_record",
+]
+
+UNVERSIONED_RECORDS = frozenset({"outcome.json", "evaluation.json", "genome.json", "bank.json"})
+"""Records that runs made before they were versioned hold without `schema_version`."""
 
 
 class RunStoreError(Exception):
@@ -29,30 +42,47 @@ def newer_version_error(what: Path, found: int, supported: int) -> RunStoreError
     )
 
 
-def write_record(path: Path, record: Mapping[str, Any]) -> None:
-    """Write `record` atomically as JSON, stamped with the current `schema_version`."""
-    body = {k: v for k, v in record.items() if k != "schema_version"}
-    write_json(path, {"schema_version": SCHEMA_VERSION, **body})
-
-
 def read_record(path: Path) -> dict[str, Any]:
     """Read a record written by `write_record`, without its `schema_version`.
 
     Raises `RunStoreError` for damaged files, files not written by the store, and newer versions;
     a missing file raises `FileNotFoundError` so callers can treat absence as they see fit.
+    Records of older runs that predate versioning (`UNVERSIONED_RECORDS`) read as version 1.
     """
+    path = Path(path)
     try:
         record = read_json(path)
     except ValueError as e:
         raise RunStoreError(f"{path} is not valid JSON ({e}); the file is damaged") from e
-    if not isinstance(record, dict) or "schema_version" not in record:
-        raise RunStoreError(f"{path} has no schema_version; it was not written by the run store")
-    version = record.pop("schema_version")
-    if not isinstance(version, int) or version < 1:
-        raise RunStoreError(f"{path} has an invalid schema_version {version!r}")
-    if version > SCHEMA_VERSION:
-        raise newer_version_error(path, version, SCHEMA_VERSION)
-    return record
+    try:
+        return record_body(record, unversioned_ok=path.name in UNVERSIONED_RECORDS)
+    except RecordVersionError as e:
+        if e.newer is not None:
+            raise newer_version_error(path, e.newer, SCHEMA_VERSION) from None
+        raise RunStoreError(f"{path} {e}; it was not written by the run store") from None
+
+
+def write_file(path: Path, content: str | Mapping[str, Any]) -> Path:
+    """Write a run file atomically: text as is, a mapping as a versioned JSON record."""
+    if isinstance(content, str):
+        write_text(path, content)
+    else:
+        write_record(path, content)
+    return path
+
+
+def embedded_record(value: str | Mapping[str, Any]) -> dict[str, Any]:
+    """A record held inside another one: an object, or JSON text, as replies recorded before
+    genomes were stored as objects hold them."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    try:
+        parsed = json.loads(value)
+    except ValueError as e:
+        raise RunStoreError(f"an embedded record is not valid JSON ({e})") from e
+    if not isinstance(parsed, dict):
+        raise RunStoreError("an embedded record is not a JSON object")
+    return parsed
 
 
 def now_iso() -> str:

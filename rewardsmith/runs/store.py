@@ -7,7 +7,8 @@ Layout of `<root>/<run-id>/`:
     state.sqlite        the LangGraph checkpointer's database
     llm/<key>.json      every LLM reply, saved before it is used, so a resume never pays twice
     round_RR/           round-level files, e.g. the reflection fed to the next round
-    round_RR/cand_II/   one candidate's files: reward code, critique, training log, result
+    round_RR/cand_II/   one candidate's files (layout in `candidate.py`)
+    evaluation/         the final evaluation: `evaluation.json` and a folder per reward and seed
 
 Run ids are `YYYYmmdd-HHMMSS-<task>-<4 hex>` in local time, so `ls runs/` reads in start order.
 """
@@ -29,10 +30,11 @@ from types import TracebackType
 from typing import Any, Literal, get_args
 
 from rewardsmith import __version__
-from rewardsmith.runs.atomic import fsync_dir, write_text
+from rewardsmith.runs.atomic import fsync_dir
+from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, TrainingFiles
 from rewardsmith.runs.index import RunIndex
 from rewardsmith.runs.process import current_process, is_alive
-from rewardsmith.runs.schema import RunStoreError, now_iso, read_record, write_record
+from rewardsmith.runs.schema import RunStoreError, now_iso, read_record, write_file, write_record
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +103,19 @@ class Run:
     def llm_dir(self) -> Path:
         return self.path / "llm"
 
+    @property
+    def evaluation_dir(self) -> Path:
+        """The final evaluation: one folder per retrained reward and seed, and its report."""
+        return self.path / "evaluation"
+
+    @property
+    def evaluation_file(self) -> Path:
+        return self.evaluation_dir / "evaluation.json"
+
+    def evaluation_arm(self, name: str, seed_index: int) -> TrainingFiles:
+        """The folder the final evaluation trains reward `name` (best, human, sparse) in."""
+        return TrainingFiles(self.evaluation_dir / f"{_file_name(name)}_s{seed_index}")
+
     # run.json
 
     def info(self) -> dict[str, Any]:
@@ -149,28 +164,22 @@ class Run:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def candidate_dir(self, round: int, index: int) -> Path:
-        """`round_RR/cand_II/`, created on first use."""
-        path = self.round_dir(round) / f"cand_{_non_negative(index, 'index'):02d}"
-        path.mkdir(exist_ok=True)
-        return path
+    def candidate(self, round: int, index: int) -> CandidateFiles:
+        """The files of candidate `round`/`index` (`round_RR/cand_II/`, created on first use)."""
+        files = CandidateFiles(self.path, CandidateKey(round, index))
+        files.path.mkdir(parents=True, exist_ok=True)
+        return files
 
     def write_round_file(self, round: int, name: str, content: str | Mapping[str, Any]) -> Path:
         """Write a round-level file atomically: text as is, a mapping as a versioned JSON record."""
-        return _write(self.round_dir(round) / _file_name(name), content)
-
-    def write_candidate_file(
-        self, round: int, index: int, name: str, content: str | Mapping[str, Any]
-    ) -> Path:
-        """Write a candidate's file atomically: text as is, a mapping as a versioned JSON record."""
-        return _write(self.candidate_dir(round, index) / _file_name(name), content)
+        return write_file(self.round_dir(round) / _file_name(name), content)
 
     # LLM reply cache
 
     def save_reply(self, key: str, reply: Mapping[str, Any]) -> Path:
         """Store a reply under `key` (e.g. `r01-design-s03-<prompt hash>`) before it is used."""
         self.llm_dir.mkdir(exist_ok=True)
-        return _write(self.llm_dir / f"{_file_name(key)}.json", reply)
+        return write_file(self.llm_dir / f"{_file_name(key)}.json", reply)
 
     def load_reply(self, key: str) -> dict[str, Any] | None:
         """The reply saved under `key`, or None if that call was never answered."""
@@ -336,14 +345,6 @@ def _package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return versions
-
-
-def _write(path: Path, content: str | Mapping[str, Any]) -> Path:
-    if isinstance(content, str):
-        write_text(path, content)
-    else:
-        write_record(path, content)
-    return path
 
 
 def _file_name(name: str) -> str:

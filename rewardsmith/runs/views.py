@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.runs.atomic import read_json
+from rewardsmith.runs import candidate as files
+from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, candidate_key
 from rewardsmith.runs.index import MIGRATIONS
 from rewardsmith.runs.schema import RunStoreError, newer_version_error, read_record
 from rewardsmith.runs.store import Run, RunStore
 
-_KEY = re.compile(r"r(\d+)c(\d+)")
 _CODE_BLOCK = re.compile(r"```[a-z]*\n.*?```", re.DOTALL)
 _DESIGN_STAGE = {"extract_error": "design", "llm_error": "design"}
 
@@ -47,6 +47,10 @@ class CandidateView:
     @property
     def key(self) -> str:
         return candidate_key(self.round, self.idx)
+
+    @property
+    def files(self) -> CandidateFiles:
+        return CandidateFiles(self.path.parent.parent, CandidateKey(self.round, self.idx))
 
     @property
     def stage(self) -> str | None:
@@ -78,40 +82,33 @@ class CandidateView:
 
     def code(self) -> str | None:
         """The reward code, or None when none was extracted from the reply."""
-        return _read_text(self.path / "reward.py")
+        return self.files.text(files.REWARD)
 
     def response(self) -> str | None:
         """The designer's raw reply."""
-        return _read_text(self.path / "response.md")
+        return self.files.text(files.RESPONSE)
 
     def prompt(self) -> dict[str, Any] | None:
         """`{"messages": [...], "prompt_hash": ...}` exactly as sent."""
-        return _read_optional_record(self.path / "prompt.json")
+        return self.files.record(files.PROMPT)
 
     def critique(self) -> dict[str, Any] | None:
-        return _read_optional_record(self.path / "critique.json")
+        return self.files.critique()
 
     def outcome(self) -> dict[str, Any] | None:
         """The training outcome: fitness, evaluation and the checkpoints over training."""
-        path = self.path / "outcome.json"
-        if not path.is_file():
-            return None
-        try:
-            data: dict[str, Any] = read_json(path)
-        except ValueError as e:
-            raise RunStoreError(f"{path} is not valid JSON ({e}); the file is damaged") from e
-        return data
+        return self.files.outcome()
 
     def checkpoints(self) -> list[dict[str, Any]]:
         return list((self.outcome() or {}).get("checkpoints", []))
 
     def analysis(self) -> dict[str, Any]:
         """The analyzer's record (statistics, advice, reward-hacking flag); empty if untrained."""
-        return _read_optional_record(self.path / "analysis.json") or {}
+        return self.files.analysis() or {}
 
     def hacking_reasons(self) -> list[str]:
         """Why the analyzer suspects reward hacking (return rising while fitness does not)."""
-        hacking = self.analysis().get("hacking") or {}
+        hacking = self.files.hacking()
         return list(hacking.get("reasons", [])) if hacking.get("suspect") else []
 
 
@@ -225,9 +222,12 @@ class RunView:
 
     def candidate(self, ref: str, round: int | None = None) -> CandidateView:
         """A candidate by key (`r01c02`), or by index within `round`."""
-        match = _KEY.fullmatch(ref)
-        if match:
-            wanted = (int(match[1]), int(match[2]))
+        try:
+            parsed: CandidateKey | None = CandidateKey.parse(ref)
+        except ValueError:
+            parsed = None
+        if parsed is not None:
+            wanted = (parsed.round, parsed.idx)
         elif ref.isdigit() and round is not None:
             wanted = (round, int(ref))
         else:
@@ -250,10 +250,6 @@ class RunView:
             return self.candidate(candidate.parent)
         except RunStoreError:
             return None
-
-
-def candidate_key(round: int, idx: int) -> str:
-    return f"r{round:02d}c{idx:02d}"
 
 
 def open_view(ref: str | Path, runs_dir: Path) -> RunView:
@@ -281,7 +277,7 @@ def load_view(run: Run) -> RunView:
             fitness=row["fitness"],
             success_rate=row["success_rate"],
             parent=row["parent"],
-            path=run.path / f"round_{row['round']:02d}" / f"cand_{row['idx']:02d}",
+            path=CandidateFiles(run.path, CandidateKey(row["round"], row["idx"])).path,
             is_best=candidate_key(row["round"], row["idx"]) == best_key,
             steps=row.get("steps"),  # None in an index from before halving
             stopped_at_rung=row.get("rung"),
@@ -307,12 +303,9 @@ def load_view(run: Run) -> RunView:
         _add_spend(view, calls, samples)
         rounds.append(view)
     evaluation = None
-    eval_path = run.path / "evaluation" / "evaluation.json"
+    eval_path = run.evaluation_file
     if eval_path.is_file():
-        try:
-            evaluation = read_json(eval_path)
-        except ValueError as e:
-            raise RunStoreError(f"{eval_path} is not valid JSON ({e}); the file is damaged") from e
+        evaluation = read_record(eval_path)
     return RunView(
         path=run.path,
         info=info,
@@ -394,11 +387,11 @@ def _reflection(
     run_dir: Path, key: str | None, candidates: list[CandidateView]
 ) -> Reflection | None:
     """The reflection of the best candidate so far, which the next round's prompt carries."""
-    match = _KEY.fullmatch(key or "")
-    if not match:
+    try:
+        parsed = CandidateKey.parse(key or "")
+    except ValueError:
         return None
-    cand_dir = run_dir / f"round_{int(match[1]):02d}" / f"cand_{int(match[2]):02d}"
-    text = _read_text(cand_dir / "reflection.md")
+    text = CandidateFiles(run_dir, parsed).text(files.REFLECTION)
     if text is None:
         return None
     fitness = next((c.fitness for c in candidates if c.key == key), None)
@@ -410,24 +403,10 @@ def _add_spend(view: RoundView, calls: list[dict[str, Any]], samples: int) -> No
     for call in calls:
         if call["round"] != view.round:
             continue
-        match = _KEY.search(call.get("response_path") or "")
-        attempt = int(match[2]) // samples if match else 0
+        named = CandidateKey.find(Path(call.get("response_path") or "").name)
+        attempt = named.idx // samples if named else 0
         if attempt != view.attempt:
             continue
         view.tokens += (call["prompt_tokens"] or 0) + (call["completion_tokens"] or 0)
         view.cost_usd += call["cost_usd"] or 0.0
         view.llm_calls += 1
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-
-
-def _read_optional_record(path: Path) -> dict[str, Any] | None:
-    try:
-        return read_record(path)
-    except FileNotFoundError:
-        return None

@@ -5,6 +5,10 @@ in the sandbox package so that a sandboxed program imports nothing from the run 
 (`rewardsmith.runs.atomic` re-exports them for the run store). Each write goes to a new hidden temp
 file in the target's directory (`O_EXCL`, never following a link), is fsynced and renamed over the
 target: the rename replaces whatever the name held, a planted link included, without following it.
+
+Every JSON record, the orchestrator's and the sandboxed programs', is written by `write_record`
+and carries `schema_version`: a reader stops with a clear message on a layout it does not know,
+instead of failing later in some unrelated place.
 """
 
 from __future__ import annotations
@@ -12,8 +16,12 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Mapping
 from pathlib import Path, PurePath
 from typing import Any
+
+SCHEMA_VERSION = 1
+"""The layout of every JSON record: run-store records and the files the sandboxed programs write."""
 
 
 def write_bytes(path: Path, data: bytes) -> None:
@@ -42,6 +50,44 @@ def write_text(path: Path, text: str) -> None:
 def write_json(path: Path, obj: Any) -> None:
     """Replace `path` with `obj` as indented JSON; a value that cannot be encoded writes nothing."""
     write_text(path, to_json(obj, indent=2) + "\n")
+
+
+def write_record(path: Path, record: Mapping[str, Any]) -> None:
+    """Write `record` atomically as JSON, stamped with the current `schema_version`."""
+    body = {k: v for k, v in record.items() if k != "schema_version"}
+    write_json(path, {"schema_version": SCHEMA_VERSION, **body})
+
+
+class RecordVersionError(ValueError):
+    """A record without a usable `schema_version`; `newer` when a newer rewardsmith wrote it."""
+
+    def __init__(self, reason: str, *, newer: int | None = None) -> None:
+        super().__init__(reason)
+        self.newer = newer
+
+
+def record_body(record: Any, *, unversioned_ok: bool = False) -> dict[str, Any]:
+    """The record without its `schema_version`, after checking that this code knows its layout.
+
+    `unversioned_ok` reads a record from before records were versioned (the same layout as
+    version 1) instead of refusing it.
+    """
+    if not isinstance(record, dict):
+        raise RecordVersionError("is not a JSON object")
+    body = dict(record)
+    if "schema_version" not in body:
+        if unversioned_ok:
+            return body
+        raise RecordVersionError("has no schema_version")
+    version = body.pop("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise RecordVersionError(f"has an invalid schema_version {version!r}")
+    if version > SCHEMA_VERSION:
+        raise RecordVersionError(
+            f"has schema version {version}, newer than the {SCHEMA_VERSION} this code reads",
+            newer=version,
+        )
+    return body
 
 
 def to_json(obj: Any, *, indent: int | None = None) -> str:

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.sandbox.atomic import write_text
+from rewardsmith.sandbox.atomic import SCHEMA_VERSION, record_body, to_json, write_text
 
 JOB_FILE = "job.json"
 REWARD_FILE = "reward.py"
@@ -56,7 +56,8 @@ class TrainJob:
         return self.steps if self.stop_at is None else min(self.stop_at, self.steps)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2)
+        """The job file's text: a versioned record, as every JSON file of a run."""
+        return to_json({"schema_version": SCHEMA_VERSION, **asdict(self)}, indent=2)
 
     def write(self, job_dir: Path) -> None:
         """Write the job file atomically (a link at its name is replaced, never followed)."""
@@ -64,4 +65,4 @@ class TrainJob:
 
     @classmethod
     def read(cls, job_dir: Path) -> TrainJob:
-        return cls(**json.loads((job_dir / JOB_FILE).read_text()))
+        return cls(**record_body(json.loads((job_dir / JOB_FILE).read_text())))

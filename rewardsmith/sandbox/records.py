@@ -23,9 +23,9 @@ from rewardsmith.sandbox.worker_files import (
     MissingWorkerFile,
     WorkerFileError,
     read_bytes,
-    read_json,
     read_json_lines,
     read_npz,
+    read_record,
 )
 
 KB, MB = 1024, 1024 * 1024
@@ -253,14 +253,14 @@ def checked(name: str, check: Callable[[Any], Any], record: Any) -> Any:
 
 
 def read_result(job_dir: Path) -> WorkerResult:
-    record = read_json(job_dir, files.RESULT_FILE, RESULT_CAP)
+    record = read_record(job_dir, files.RESULT_FILE, RESULT_CAP)
     return checked(files.RESULT_FILE, check_result, record)
 
 
 def read_progress(job_dir: Path) -> int | None:
     """Steps trained so far, or None while there is no readable progress record; never blocks."""
     try:
-        record = read_json(job_dir, files.PROGRESS_FILE, PROGRESS_CAP)
+        record = read_record(job_dir, files.PROGRESS_FILE, PROGRESS_CAP)
         return integer(obj(record, "progress"), "steps")
     except (WorkerFileError, BadRecord):
         return None
@@ -282,7 +282,7 @@ def read_checkpoints(job_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def read_evaluation(eval_dir: Path) -> dict[str, Any]:
-    record = read_json(eval_dir, files.EVAL_FILE, EVALUATION_CAP)
+    record = read_record(eval_dir, files.EVAL_FILE, EVALUATION_CAP)
     return checked(files.EVAL_FILE, lambda r: check_summary(obj(r, "the evaluation")), record)
 
 

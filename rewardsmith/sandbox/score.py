@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.reward.errors import RewardError
-from rewardsmith.sandbox.atomic import write_json
+from rewardsmith.sandbox.atomic import write_record
 from rewardsmith.sandbox.executor import Limits
 from rewardsmith.sandbox.records import (
     BadRecord,
@@ -35,7 +35,7 @@ from rewardsmith.sandbox.records import (
     show,
 )
 from rewardsmith.sandbox.runner import log_beside, run_job
-from rewardsmith.sandbox.worker_files import read_json
+from rewardsmith.sandbox.worker_files import read_record
 
 REWARD_FILE = "reward.py"
 BANK_FILE = "bank.npz"
@@ -123,7 +123,7 @@ def score_episodes(reward_path: Path, bank_path: Path, gamma: float = 0.99) -> d
 
 def main(work_dir: Path, gamma: float = 0.99) -> int:
     record = score_episodes(work_dir / REWARD_FILE, work_dir / BANK_FILE, gamma)
-    write_json(work_dir / RESULT_FILE, record)
+    write_record(work_dir / RESULT_FILE, record)
     return 0
 
 
@@ -168,7 +168,7 @@ def check_scores(record: Any, episodes: int) -> BankScores:
 
 
 def read_scores(work_dir: Path, episodes: int) -> BankScores:
-    record = read_json(work_dir, RESULT_FILE, RESULT_CAP)
+    record = read_record(work_dir, RESULT_FILE, RESULT_CAP)
     return checked(RESULT_FILE, lambda r: check_scores(r, episodes), record)
 
 

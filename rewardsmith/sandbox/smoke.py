@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.reward.errors import ErrorCategory, RewardError
-from rewardsmith.sandbox.atomic import write_json
+from rewardsmith.sandbox.atomic import write_record
 from rewardsmith.sandbox.executor import Limits
 from rewardsmith.sandbox.records import BadRecord, checked, number, obj, show, texts
 from rewardsmith.sandbox.runner import log_beside, run_job
-from rewardsmith.sandbox.worker_files import read_json
+from rewardsmith.sandbox.worker_files import read_record
 
 REWARD_FILE = "reward.py"
 STATES_FILE = "states.npz"
@@ -134,7 +134,7 @@ def run_checks(reward_path: Path, states_path: Path, min_calls_per_s: float) -> 
 
 def main(work_dir: Path, min_calls_per_s: float = MIN_CALLS_PER_S) -> int:
     record = run_checks(work_dir / REWARD_FILE, work_dir / STATES_FILE, min_calls_per_s)
-    write_json(work_dir / RESULT_FILE, record)
+    write_record(work_dir / RESULT_FILE, record)
     return 0
 
 
@@ -191,7 +191,7 @@ def check_smoke(record: Any) -> SmokeReport:
 
 
 def read_smoke(work_dir: Path) -> SmokeReport:
-    record = read_json(work_dir, RESULT_FILE, RESULT_CAP)
+    record = read_record(work_dir, RESULT_FILE, RESULT_CAP)
     return checked(RESULT_FILE, check_smoke, record)
 
 

@@ -28,7 +28,7 @@ from rewardsmith.envs.adapter import Episode, TaskAdapter
 from rewardsmith.envs.schema import StateBatch
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
-from rewardsmith.sandbox.atomic import write_json
+from rewardsmith.sandbox.atomic import write_record
 from rewardsmith.sandbox.deferred_rewards import deferred_ppo_kwargs
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.policy_io import build_model
@@ -101,7 +101,7 @@ class ReflectionCallback(BaseCallback):
         now = time.monotonic()
         if now - self.last_progress > 0.5:
             self.last_progress = now
-            write_json(
+            write_record(
                 self.job_dir / files.PROGRESS_FILE,
                 {"steps": self.num_timesteps, "total": self.job.target_steps},
             )
@@ -161,7 +161,7 @@ def main(job_dir: Path) -> int:
             # Die as the reward did, so the orchestrator names it as it would in one process.
             print(f"worker: {died}", file=sys.stderr, flush=True)
             return died.exit_code
-    write_json(job_dir / files.RESULT_FILE, result)
+    write_record(job_dir / files.RESULT_FILE, result)
     return 0
 
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from rewardsmith.sandbox.atomic import RecordVersionError, record_body
+
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _KINDS = {
@@ -89,6 +91,14 @@ def parse_json(text: str, name: str) -> Any:
 def read_json(directory: Path, name: str, cap: int) -> Any:
     """The file's one JSON value."""
     return parse_json(read_text(directory, name, cap), name)
+
+
+def read_record(directory: Path, name: str, cap: int) -> dict[str, Any]:
+    """The file's one JSON record (`write_record`), its `schema_version` checked and removed."""
+    try:
+        return record_body(read_json(directory, name, cap))
+    except RecordVersionError as exc:
+        raise WorkerFileError(name, str(exc)) from None
 
 
 def read_json_lines(directory: Path, name: str, cap: int) -> tuple[list[Any], str | None]:

@@ -114,7 +114,7 @@ def _stored_run(tmp_path: Path) -> Path:
         run.upsert_candidate(
             0, 0, status="failed", category="runtime_error", message=HOSTILE, parent=None
         )
-        cand = run.candidate_dir(0, 0)
+        cand = run.candidate(0, 0).path
         cand.mkdir(parents=True, exist_ok=True)
         (cand / "reward.py").write_text(f"# {HOSTILE}\ndef compute_reward(s, a, n):\n    pass\n")
         (cand / "response.md").write_text(f"here it is: {HOSTILE}\n")

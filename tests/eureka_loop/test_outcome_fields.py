@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rewardsmith.envs import load_task
 from rewardsmith.eureka_loop.hacking import FLAG, hacking_suspects, outcome_fields_read
 from rewardsmith.reward.static import fields_read
+from rewardsmith.runs.candidate import CandidateFiles, CandidateKey
 
 LEAKY = """import numpy as np
 
@@ -31,9 +31,8 @@ def test_reading_an_outcome_field_is_flagged_and_others_are_not() -> None:
 
 
 def test_flag_reaches_the_run_record(tmp_path: Path) -> None:
-    cand = tmp_path / "round_00" / "cand_01"
-    cand.mkdir(parents=True)
-    (cand / "critique.json").write_text(json.dumps({"ok": True, "outcome_fields": ["at_rest"]}))
+    cand = CandidateFiles(tmp_path, CandidateKey(0, 1))
+    cand.write("critique.json", {"ok": True, "outcome_fields": ["at_rest"]})
     (suspect,) = hacking_suspects(tmp_path)
     assert suspect["candidate"] == "r00c01" and suspect["flag"] == FLAG
     assert "at_rest" in suspect["reasons"][0]

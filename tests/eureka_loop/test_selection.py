@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 from rewardsmith.eureka_loop.selection import (
     SELECTION_MARGIN,
@@ -12,6 +13,7 @@ from rewardsmith.eureka_loop.selection import (
     pick_best,
     select,
 )
+from rewardsmith.runs.candidate import CandidateFiles, CandidateKey
 
 
 def _cand(idx: int, fitness: float | None) -> dict:
@@ -59,8 +61,8 @@ class _FakeRun:
     def write_round_file(self, round_: int, name: str, content: dict) -> None:
         self.entry = content
 
-    def candidate_dir(self, round_: int, idx: int) -> Path:
-        return self.root / f"round_{round_:02d}" / f"cand_{idx:02d}"
+    def candidate(self, round_: int, idx: int) -> CandidateFiles:
+        return CandidateFiles(self.root, CandidateKey(round_, idx))
 
     def update_summary(self, **fields: object) -> None:
         self.summary.update(fields)
@@ -84,3 +86,44 @@ def test_the_select_node_keeps_the_incumbent_and_says_why(tmp_path: Path) -> Non
     assert update["history"][0]["best"] == "r00c00"
     assert len(messages) == 1 and "r02c00 (500) is within the noise margin" in messages[0]
     assert ctx.run.summary["best_candidate"] == "r00c00"
+
+
+def _select(
+    tmp_path: Path, state: dict[str, Any], *, target: float | None = None, budget: object = None
+) -> tuple[dict[str, Any], list[str]]:
+    messages: list[str] = []
+    ctx = SimpleNamespace(
+        run=_FakeRun(state.get("candidates") or [], tmp_path),
+        reporter=SimpleNamespace(message=messages.append, best=lambda summary: None),
+        config=SimpleNamespace(fitness_target=target, round_retries=1, rounds=3),
+        budget=budget,
+    )
+    return select(state, SimpleNamespace(context=ctx)), messages  # type: ignore[arg-type]
+
+
+def test_the_select_node_routes_on_retries_targets_budgets_and_the_last_round(
+    tmp_path: Path,
+) -> None:
+    full = {"round": 1, "idx": 0, "fitness": 10.0, "status": "trained"}
+    # Halving: a candidate stopped at a shorter rung does not compete, however fit.
+    early = {"round": 1, "idx": 1, "fitness": 99.0, "status": "trained", "stopped_at_rung": 0}
+    update, _ = _select(tmp_path, {"round": 1, "candidates": [full, early]})
+    assert update["best"] is full and update["history"][0]["trained"] == 2
+    assert (update["round"], update["attempt"]) == (2, 0)
+    # Nothing trained: the round repeats while retries are left, then the run goes on.
+    failed = {"round": 1, "idx": 0, "status": "failed"}
+    update, messages = _select(tmp_path, {"round": 1, "candidates": [failed]})
+    assert update["attempt"] == 1 and "repeating the round (attempt 2)" in messages[0]
+    update, _ = _select(tmp_path, {"round": 1, "attempt": 1, "candidates": [failed]})
+    assert (update["round"], update["attempt"]) == (2, 0)
+    assert update["history"][0]["failed"] == 1 and update["best"] is None
+    # The fitness target, then a spent budget, then the last round stop the run.
+    update, _ = _select(tmp_path, {"round": 1, "candidates": [full]}, target=10.0)
+    assert update["stop_reason"] == "fitness target 10.0 reached"
+    spent = SimpleNamespace(exceeded=lambda: "token budget spent")
+    update, _ = _select(tmp_path, {"round": 1, "candidates": [full]}, budget=spent)
+    assert update["stop_reason"] == "budget: token budget spent"
+    update, _ = _select(tmp_path, {"round": 2, "candidates": [full]})
+    assert update["stop_reason"] == "completed 3 rounds"
+    update, _ = _select(tmp_path, {"round": 0, "candidates": [], "stop_reason": "budget: x"})
+    assert update["stop_reason"] == "budget: x" and "attempt" not in update

@@ -120,5 +120,5 @@ def test_without_a_human_reward_round_zero_is_the_environment_reward_then_the_ta
     extracted = extract_code(reply)
     assert code == ENV_REWARD_SOURCE and is_env_reward(extracted)
     assert training_source(extracted) is None and training_source("x = 1\n") == "x = 1\n"
-    assert Genome.from_json(plan[0][0].to_json()) == plan[0][0]
-    assert not Genome.from_json('{"human_weights": {}, "shaping": []}').env_reward
+    assert Genome.from_record(plan[0][0].to_dict()) == plan[0][0]
+    assert not Genome.from_record('{"human_weights": {}, "shaping": []}').env_reward

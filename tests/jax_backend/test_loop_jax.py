@@ -53,9 +53,9 @@ def test_the_critic_rejects_an_untraceable_reward_by_name(tmp_path: Path, script
     assert candidate["status"] == "rejected"
     assert candidate["category"] == "jax_incompatible"
     assert "line 6" in candidate["message"] and "np.where" in candidate["message"]
-    critique = json.loads((run.candidate_dir(0, 0) / "critique.json").read_text())
+    critique = json.loads((run.candidate(0, 0).path / "critique.json").read_text())
     assert critique["line"] == 6
-    assert not (run.candidate_dir(0, 0) / "job").exists()  # rejected before any training
+    assert not (run.candidate(0, 0).path / "job").exists()  # rejected before any training
     # The designer was told the code must trace.
     system = server.requests[0]["messages"][0]["content"]
     assert "jax_incompatible" in system and "np.where" in system and "Brax PPO" in system
@@ -77,8 +77,8 @@ def test_run_cartpole_on_jax_with_the_offline_designer(tmp_path: Path) -> None:
     [summary] = RunStore(tmp_path).list_runs()
     run = RunStore(tmp_path).open_run(summary.path)
     assert run.info()["config"]["backend"] == "jax"
-    outcome = json.loads((run.candidate_dir(0, 0) / "outcome.json").read_text())
+    outcome = json.loads((run.candidate(0, 0).path / "outcome.json").read_text())
     assert outcome["ok"] and outcome["backend"] == "jax", outcome["error"]
     assert outcome["fitness"] >= 8 and outcome["checkpoints"]
-    assert (run.candidate_dir(0, 0) / "job" / "reward.jaxexport").exists()
+    assert (run.candidate(0, 0).path / "job" / "reward.jaxexport").exists()
     assert result

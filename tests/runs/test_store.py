@@ -104,15 +104,15 @@ def test_every_record_carries_the_schema_version(tmp_path: Path) -> None:
     run.update_summary(best_fitness=1.5)
     records = [
         run.path / "run.json",
-        run.write_candidate_file(0, 1, "critique.json", {"ok": True}),
+        run.candidate(0, 1).write("critique.json", {"ok": True}),
         run.write_round_file(0, "reflection.json", {"best": [0, 1]}),
         run.save_reply("r00-design-s00-abc123", {"content": "def compute_reward(): ..."}),
     ]
 
     for path in records:
         assert read_json(path)["schema_version"] == SCHEMA_VERSION, path
-    assert run.write_candidate_file(0, 1, "reward.py", "x = 1\n").read_text() == "x = 1\n"
-    assert run.path / "round_00" / "cand_01" / "reward.py" == run.candidate_dir(0, 1) / "reward.py"
+    assert run.candidate(0, 1).write("reward.py", "x = 1\n").read_text() == "x = 1\n"
+    assert run.path / "round_00" / "cand_01" / "reward.py" == run.candidate(0, 1).path / "reward.py"
 
 
 def test_run_json_records_what_reproduces_the_run(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from rewardsmith.reward.errors import ErrorCategory
+from rewardsmith.sandbox.atomic import SCHEMA_VERSION
 from rewardsmith.sandbox.executor import Limits, SandboxRun
 from rewardsmith.sandbox.score import score_bank
 from rewardsmith.sandbox.smoke import SmokeReport, smoke_test
@@ -39,6 +40,14 @@ class ScriptedSandbox:
 
 
 def writes(name: str, text: str) -> Callable[[Path], None]:
+    """A stand-in program that writes `text`, versioned as the real programs' records are when
+    it is a JSON object."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        record = None
+    if isinstance(record, dict):
+        text = json.dumps({"schema_version": SCHEMA_VERSION, **record})
     return lambda work_dir: (work_dir / name).write_text(text)
 
 

@@ -24,6 +24,7 @@ from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.sandbox import training
+from rewardsmith.sandbox.atomic import SCHEMA_VERSION
 from rewardsmith.sandbox.backends import live_check
 from rewardsmith.sandbox.executor import Limits, SandboxRun
 from rewardsmith.sandbox.job import TrainJob
@@ -44,8 +45,11 @@ WORKER = "rewardsmith.sandbox.worker"
 SECRET = "SECRET-" + "5e3b9a0c7d21"
 HOST_TEXT = "# a .pth file: the next rewardsmith process runs this line\n"
 STEPS = 256
-OK = json.dumps({"status": "ok", "steps": STEPS})
-FAILED = json.dumps({"status": "error", "category": "runtime_error", "message": "fake failure"})
+V = {"schema_version": SCHEMA_VERSION}  # the workers' records are versioned, as all of a run's
+OK = json.dumps({**V, "status": "ok", "steps": STEPS})
+FAILED = json.dumps(
+    {**V, "status": "error", "category": "runtime_error", "message": "fake failure"}
+)
 CHECKPOINT = {
     "step": 128,
     "fitness": 9.0,
@@ -159,9 +163,11 @@ def test_links_planted_for_the_logs_and_inputs_are_never_written_through(
 
 
 SECRETS = {
-    "result.json": json.dumps({"status": "error", "category": "runtime_error", "message": SECRET}),
+    "result.json": json.dumps(
+        {**V, "status": "error", "category": "runtime_error", "message": SECRET}
+    ),
     "metrics.jsonl": json.dumps({**CHECKPOINT, "components": {SECRET: 1.0}}) + "\n",
-    "progress.json": json.dumps({"steps": 424242, "total": 424242, "note": SECRET}),
+    "progress.json": json.dumps({**V, "steps": 424242, "total": 424242, "note": SECRET}),
 }
 
 
@@ -233,13 +239,15 @@ def test_a_huge_file_costs_the_orchestrator_no_memory(
 
 
 GARBLED_RESULTS = {
-    "steps-many": '{"status": "ok", "steps": "many"}',
-    "steps-negative": '{"status": "ok", "steps": -1}',
-    "unknown-category": '{"status": "error", "category": "pwned", "message": "x"}',
-    "message-not-text": '{"status": "error", "category": "runtime_error", "message": 5}',
+    "steps-many": '{"schema_version": 1, "status": "ok", "steps": "many"}',
+    "steps-negative": '{"schema_version": 1, "status": "ok", "steps": -1}',
+    "unknown-category": '{"schema_version": 1, "status": "error", "category": "pwned", "message": "x"}',
+    "message-not-text": '{"schema_version": 1, "status": "error", "category": "runtime_error", "message": 5}',
     "not-an-object": "[1, 2]",
     "not-json": "{'status': 'ok'}",
     "deep": "[" * 100_000,
+    "unversioned": '{"status": "ok", "steps": 256}',
+    "newer-version": '{"schema_version": 99, "status": "ok", "steps": 256}',
 }
 
 
@@ -259,7 +267,7 @@ def test_text_from_a_worker_can_always_be_stored_and_printed(
     cartpole: TaskAdapter, sandbox: Sandbox, tmp_path: Path
 ) -> None:
     """A lone surrogate (valid JSON, not encodable) is replaced, not a crash when stored."""
-    record = '{"status": "error", "category": "runtime_error", "message": "bad \\ud800 text"}'
+    record = '{"schema_version": 1, "status": "error", "category": "runtime_error", "message": "bad \\ud800 text"}'
     outcome = train_with(
         cartpole, sandbox, tmp_path, {WORKER: ([["result.json", "text", record]], 0.0)}
     )
@@ -282,7 +290,7 @@ def test_a_forged_evaluation_is_a_named_error(
     cartpole: TaskAdapter, sandbox: Sandbox, tmp_path: Path
 ) -> None:
     """The evaluator's record is checked too: a string fitness never reaches selection."""
-    forged = json.dumps({"fitness": "500", "success_rate": None, "fitness_per_episode": "all"})
+    forged = json.dumps({**V, "fitness": "500", "success_rate": None, "fitness_per_episode": "all"})
     fakes = {
         WORKER: ([["result.json", "text", OK]], 0.0),
         "rewardsmith.sandbox.evaluate": ([["evaluation.json", "text", forged]], 0.0),
@@ -295,10 +303,10 @@ def test_a_forged_evaluation_is_a_named_error(
 @pytest.mark.parametrize(
     "record",
     [
-        '{"status": "error", "error": {"category": "pwned", "message": "x"}}',
-        '{"status": "error", "error": "boom"}',
-        '{"status": "ok", "warnings": "not a list", "calls_per_s": 10.0}',
-        '{"status": "ok", "warnings": [], "calls_per_s": "fast"}',
+        '{"schema_version": 1, "status": "error", "error": {"category": "pwned", "message": "x"}}',
+        '{"schema_version": 1, "status": "error", "error": "boom"}',
+        '{"schema_version": 1, "status": "ok", "warnings": "not a list", "calls_per_s": 10.0}',
+        '{"schema_version": 1, "status": "ok", "warnings": [], "calls_per_s": "fast"}',
     ],
 )
 def test_a_garbled_smoke_record_is_a_named_error(
@@ -329,7 +337,7 @@ def test_a_garbled_bank_score_is_a_named_error(
     cartpole: TaskAdapter, sandbox: Sandbox, states: Path, tmp_path: Path, record: dict[str, object]
 ) -> None:
     """The scores must be numbers, one per bank episode (the states file holds 4)."""
-    text = json.dumps({"status": "ok", **record})
+    text = json.dumps({**V, "status": "ok", **record})
     fakes = {"rewardsmith.sandbox.score": ([["score.json", "text", text]], 0.0)}
     runner = Impostor(sandbox, fakes, tmp_path / "hostile")
     scores = score_bank("...", tmp_path / "cand" / "preference", states, runner, LIMITS)
@@ -341,6 +349,7 @@ def test_a_good_fake_record_still_passes(
 ) -> None:
     """The checks refuse bad records, not good ones: a well-formed score is returned as written."""
     record = {
+        **V,
         "status": "ok",
         "returns": [1.0, 2.0, 3.0, 4.0],
         "discounted": [1.0, 2.0, 3.0, 4.0],

@@ -283,9 +283,11 @@ def test_checkpoints_and_progress_are_read_through_the_schema(work: Path, secret
     assert checkpoints == [good] and len(notes) == 1
     (work / "metrics.jsonl").write_text(json.dumps({**good, "step": "many"}) + "\n")
     refused(lambda: read_checkpoints(work), "metrics.jsonl", "checkpoint 1", "step")
-    (work / "progress.json").write_text('{"steps": 12, "total": 100}')
+    (work / "progress.json").write_text('{"schema_version": 1, "steps": 12, "total": 100}')
     assert read_progress(work) == 12
-    for bad in ('{"steps": "many"}', "[", '{"total": 1}'):
+    unversioned = '{"steps": 12, "total": 100}'
+    newer = '{"schema_version": 99, "steps": 12, "total": 100}'
+    for bad in ('{"schema_version": 1, "steps": "many"}', "[", unversioned, newer):
         (work / "progress.json").write_text(bad)
         assert read_progress(work) is None
     (work / "progress.json").unlink()

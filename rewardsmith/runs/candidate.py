@@ -1,0 +1,208 @@
+"""One candidate of a run: its key and its folder `round_RR/cand_II/`, the one owner of the
+names of the files in it and of how each is written and read.
+
+Layout of a candidate folder (files appear as the candidate gets through the loop):
+
+    prompt.json, response.md     what the designer was asked and replied
+    genome.json                  the offline designer's genome (offline runs)
+    reward.py                    the extracted reward code
+    critique.json                the critic's verdict (plus critic_review.md with an LLM critic)
+    preference.json              the preference check's bank scores and verdict
+    preference_feedback.md       what a rejection tells the designer
+    rung_R.json, rung_R_state/   halving schedule: each rung's outcome and the state it left
+    outcome.json                 the training outcome (fitness, checkpoints, steps)
+    analysis.json, reflection.md the analyzer's facts and the feedback for the next round
+    job/, eval/, smoke/, ...     the sandboxed programs' own folders
+
+JSON files are versioned records (`write_record`); reading one checks its version.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardsmith.runs.schema import read_record, write_file
+
+REWARD = "reward.py"
+RESPONSE = "response.md"
+PROMPT = "prompt.json"
+GENOME = "genome.json"
+CRITIQUE = "critique.json"
+CRITIC_REVIEW = "critic_review.md"
+PREFERENCE = "preference.json"
+PREFERENCE_FEEDBACK = "preference_feedback.md"
+OUTCOME = "outcome.json"
+ANALYSIS = "analysis.json"
+REFLECTION = "reflection.md"
+JOB_DIR = "job"
+EVAL_DIR = "eval"
+
+_LABEL = re.compile(r"r(\d+)c(\d+)")
+_ROUND_DIR = re.compile(r"round_(\d+)")
+_CAND_DIR = re.compile(r"cand_(\d+)")
+
+
+@dataclass(frozen=True, order=True)
+class CandidateKey:
+    """A candidate's identity: its round and its index in that round (attempts included)."""
+
+    round: int
+    idx: int
+
+    def __post_init__(self) -> None:
+        if self.round < 0 or self.idx < 0:
+            raise ValueError(
+                f"a candidate's round and index are >= 0, not {self.round}, {self.idx}"
+            )
+
+    @property
+    def label(self) -> str:
+        """`r01c02`: how listings, prompts and the index name the candidate."""
+        return f"r{self.round:02d}c{self.idx:02d}"
+
+    @property
+    def round_dir_name(self) -> str:
+        return f"round_{self.round:02d}"
+
+    @property
+    def dir_name(self) -> str:
+        return f"cand_{self.idx:02d}"
+
+    def __str__(self) -> str:
+        return self.label
+
+    @classmethod
+    def parse(cls, label: str) -> CandidateKey:
+        """The key a label such as `r01c02` names; ValueError for anything else."""
+        match = _LABEL.fullmatch(label.strip())
+        if not match:
+            raise ValueError(f"{label!r} is not a candidate key (like r01c02)")
+        return cls(int(match[1]), int(match[2]))
+
+    @classmethod
+    def find(cls, text: str) -> CandidateKey | None:
+        """The first key named anywhere in `text` (a reply file name, say), or None."""
+        match = _LABEL.search(text)
+        return cls(int(match[1]), int(match[2])) if match else None
+
+    @classmethod
+    def of_dir(cls, path: Path) -> CandidateKey | None:
+        """The key of a `round_RR/cand_II` folder, or None for any other folder."""
+        round_match = _ROUND_DIR.fullmatch(path.parent.name)
+        cand_match = _CAND_DIR.fullmatch(path.name)
+        if not (round_match and cand_match):
+            return None
+        return cls(int(round_match[1]), int(cand_match[1]))
+
+
+def candidate_key(round: int, idx: int) -> str:
+    """The label of a candidate (`r01c02`)."""
+    return CandidateKey(round, idx).label
+
+
+class TrainingFiles:
+    """A folder one reward trains in: a candidate's, or an arm of the final evaluation.
+
+    Reading never creates anything; writing is atomic, and JSON is written as versioned records.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.path})"
+
+    def text(self, name: str) -> str | None:
+        """A text file's contents, or None if it is absent."""
+        try:
+            return (self.path / name).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def record(self, name: str) -> dict[str, Any] | None:
+        """A JSON record, version checked, or None if it is absent."""
+        try:
+            return read_record(self.path / name)
+        except FileNotFoundError:
+            return None
+
+    def write(self, name: str, content: str | Mapping[str, Any]) -> Path:
+        """Write text as is, a mapping as a versioned record; atomically."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        return write_file(self.path / name, content)
+
+    @property
+    def job_dir(self) -> Path:
+        """The training worker's folder."""
+        return self.path / JOB_DIR
+
+    @property
+    def eval_dir(self) -> Path:
+        """The reward-free evaluator's folder."""
+        return self.path / EVAL_DIR
+
+    def outcome(self) -> dict[str, Any] | None:
+        """The training outcome, once training is over."""
+        return self.record(OUTCOME)
+
+    def write_outcome(self, outcome: Mapping[str, Any]) -> Path:
+        return self.write(OUTCOME, outcome)
+
+    def rung_outcome(self, index: int) -> dict[str, Any] | None:
+        """The outcome of halving rung `index`, once it is trained."""
+        return self.record(rung_file(index))
+
+    def write_rung_outcome(self, index: int, outcome: Mapping[str, Any]) -> Path:
+        return self.write(rung_file(index), outcome)
+
+    def rung_state_dir(self, index: int) -> Path:
+        """What halving rung `index` left for the next rung to continue from."""
+        return self.path / f"rung_{index}_state"
+
+
+class CandidateFiles(TrainingFiles):
+    """The files of one candidate folder, `round_RR/cand_II/` of the run at `run_path`."""
+
+    def __init__(self, run_path: Path, key: CandidateKey) -> None:
+        super().__init__(Path(run_path) / key.round_dir_name / key.dir_name)
+        self.key = key
+
+    def reward_code(self) -> str:
+        """The candidate's reward code; a candidate without one never gets this far."""
+        code = self.text(REWARD)
+        if code is None:
+            raise FileNotFoundError(f"{self.path / REWARD} is missing")
+        return code
+
+    def analysis(self) -> dict[str, Any] | None:
+        return self.record(ANALYSIS)
+
+    def preference(self) -> dict[str, Any] | None:
+        return self.record(PREFERENCE)
+
+    def critique(self) -> dict[str, Any] | None:
+        return self.record(CRITIQUE)
+
+    def hacking(self) -> dict[str, Any]:
+        """The analyzer's reward-hacking flag, or {} before analysis."""
+        return dict((self.analysis() or {}).get("hacking") or {})
+
+
+def rung_file(index: int) -> str:
+    """The file that keeps halving rung `index`'s outcome."""
+    return f"rung_{index}.json"
+
+
+def candidates_on_disk(run_path: Path) -> Iterator[CandidateFiles]:
+    """Every candidate folder of a run, in key order."""
+    keys = sorted(
+        key
+        for path in Path(run_path).glob("round_*/cand_*")
+        if path.is_dir() and (key := CandidateKey.of_dir(path)) is not None
+    )
+    for key in keys:
+        yield CandidateFiles(run_path, key)

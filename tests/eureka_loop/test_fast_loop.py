@@ -1,0 +1,96 @@
+"""The loop end to end in seconds: the tiny `line` task, the real process sandbox, and either the
+offline designer or an in-process scripted model. The fast tier's proof that design, critique,
+preference check, training, analysis, selection and evaluation still fit together."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rewardsmith.eureka_loop.runner import start_run
+from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.runs.store import RunStore
+from rewardsmith.runs.views import load_view
+from tests.fake_model import ScriptedModel
+
+TOWARD_GOAL = """Pay for progress toward the goal.
+
+```python
+import numpy as np
+
+
+def compute_reward(state, action, next_state):
+    progress = next_state.position - state.position
+    return progress, {"progress": progress}
+```
+"""
+
+# Pays for moving away from the goal: ranks the bank's good episodes below its bad ones.
+AWAY_FROM_GOAL = """```python
+import numpy as np
+
+
+def compute_reward(state, action, next_state):
+    away = next_state.distance_to_goal
+    return away, {"away": away}
+```
+"""
+
+SYNTAX_ERROR = """```python
+def compute_reward(state, action, next_state)
+    return state.position, {}
+```
+"""
+
+NO_CODE = "I cannot write reward functions today."
+
+
+def _json_files_without_a_version(run_dir: Path) -> list[str]:
+    missing = []
+    for path in sorted(run_dir.rglob("*.json")):
+        record = json.loads(path.read_text())
+        if not (isinstance(record, dict) and isinstance(record.get("schema_version"), int)):
+            missing.append(str(path.relative_to(run_dir)))
+    return missing
+
+
+def test_the_offline_designer_runs_the_whole_loop_and_every_record_is_versioned(
+    tmp_path: Path,
+) -> None:
+    config = LoopConfig(task_id="line", rounds=2, samples=2, eval_seeds=1, sandbox="process")
+    result = start_run(config, tmp_path)
+    run_dir = Path(result["run_dir"])
+    assert [h["round"] for h in result["history"]] == [0, 1]
+    assert result["best_fitness"] is not None and result["best_fitness"] > 0  # reached +0.5
+    assert result["human_fitness"] is not None and result["sparse_fitness"] is not None
+    view = load_view(RunStore(tmp_path).open_run(run_dir))
+    assert view.status == "finished" and view.evaluation is not None
+    trained = [c for c in view.candidates if c.status == "trained"]
+    assert trained and all(c.outcome() and c.analysis() for c in trained)
+    assert all((c.path / "reflection.md").is_file() for c in trained)
+    # Every JSON file of a finished run, the sandboxed programs' included, carries its version.
+    assert _json_files_without_a_version(run_dir) == []
+
+
+def test_a_scripted_model_drives_the_critic_and_the_preference_check(tmp_path: Path) -> None:
+    model = ScriptedModel([TOWARD_GOAL, SYNTAX_ERROR, NO_CODE, AWAY_FROM_GOAL])
+    config = LoopConfig(
+        task_id="line", model=model.name, rounds=1, samples=4, evaluate=False, sandbox="process"
+    )
+    result = start_run(config, tmp_path, model=model)
+    run = RunStore(tmp_path).open_run(Path(result["run_dir"]))
+    fates = {
+        f"r{c['round']:02d}c{c['idx']:02d}": (c["status"], c["category"]) for c in run.candidates()
+    }
+    assert fates == {
+        "r00c00": ("trained", None),
+        "r00c01": ("rejected", "syntax_error"),
+        "r00c02": ("rejected", "extract_error"),
+        "r00c03": ("rejected", "preference_rejected"),
+    }
+    assert result["best_candidate"] == "r00c00" and result["llm_calls"] == 4
+    # The designer was told the task: its goal and its fields reached the model.
+    (system, user) = model.prompts[0]
+    assert "distance_to_goal" in user["content"] and "+0.5" in user["content"]
+    assert system["role"] == "system"
+    run.close()
