@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -25,6 +27,7 @@ def run_tool(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_vulture_finds_no_dead_code() -> None:
     """Vulture at 60% confidence, with `vulture_whitelist.py` for names used where it cannot see
     (`[tool.vulture]` in pyproject.toml), reports nothing."""

@@ -54,6 +54,7 @@ def test_run_json_reports_the_human_normalised_score(tmp_path: Path) -> None:
     assert json.loads(listing.stdout)[0]["status"] == "finished"
 
 
+@pytest.mark.slow
 def test_missing_api_key_is_one_clear_error_and_creates_no_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

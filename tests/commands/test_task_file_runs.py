@@ -172,6 +172,7 @@ def _interrupt(*args: Any, **kwargs: Any) -> Any:
     raise KeyboardInterrupt
 
 
+@pytest.mark.slow
 def test_a_run_that_trains_nothing_exits_non_zero_and_says_why(
     tmp_path: Path, scripted_llm
 ) -> None:

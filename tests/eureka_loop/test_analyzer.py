@@ -183,6 +183,7 @@ def test_the_reflection_carries_the_analysis_and_the_flag() -> None:
 # --- end to end ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_hackable_reward_is_rejected_and_flagged_before_training(
     tmp_path: Path, scripted_llm
 ) -> None:

@@ -57,25 +57,33 @@ def _json_files_without_a_version(run_dir: Path) -> list[str]:
 def test_the_offline_designer_runs_the_whole_loop_and_every_record_is_versioned(
     tmp_path: Path,
 ) -> None:
-    config = LoopConfig(task_id="line", rounds=2, samples=2, eval_seeds=1, sandbox="process")
+    config = LoopConfig(task_id="line", rounds=1, samples=2, eval_seeds=1, sandbox="process")
     result = start_run(config, tmp_path)
     run_dir = Path(result["run_dir"])
-    assert [h["round"] for h in result["history"]] == [0, 1]
+    assert [h["round"] for h in result["history"]] == [0]
     assert result["best_fitness"] is not None and result["best_fitness"] > 0  # reached +0.5
     assert result["human_fitness"] is not None and result["sparse_fitness"] is not None
     view = load_view(RunStore(tmp_path).open_run(run_dir))
     assert view.status == "finished" and view.evaluation is not None
     trained = [c for c in view.candidates if c.status == "trained"]
-    assert trained and all(c.outcome() and c.analysis() for c in trained)
+    assert len(trained) == 2 and all(c.outcome() and c.analysis() for c in trained)
     assert all((c.path / "reflection.md").is_file() for c in trained)
     # Every JSON file of a finished run, the sandboxed programs' included, carries its version.
     assert _json_files_without_a_version(run_dir) == []
 
 
-def test_a_scripted_model_drives_the_critic_and_the_preference_check(tmp_path: Path) -> None:
+def test_a_scripted_model_is_told_what_the_last_round_showed(tmp_path: Path) -> None:
+    """Round 0: one good reward, one that does not parse. Round 1: no code at all, and a reward
+    the preference check rejects untrained; its prompt carries round 0's reflection."""
     model = ScriptedModel([TOWARD_GOAL, SYNTAX_ERROR, NO_CODE, AWAY_FROM_GOAL])
     config = LoopConfig(
-        task_id="line", model=model.name, rounds=1, samples=4, evaluate=False, sandbox="process"
+        task_id="line",
+        model=model.name,
+        rounds=2,
+        samples=2,
+        round_retries=0,
+        evaluate=False,
+        sandbox="process",
     )
     result = start_run(config, tmp_path, model=model)
     run = RunStore(tmp_path).open_run(Path(result["run_dir"]))
@@ -85,12 +93,16 @@ def test_a_scripted_model_drives_the_critic_and_the_preference_check(tmp_path: P
     assert fates == {
         "r00c00": ("trained", None),
         "r00c01": ("rejected", "syntax_error"),
-        "r00c02": ("rejected", "extract_error"),
-        "r00c03": ("rejected", "preference_rejected"),
+        "r01c00": ("rejected", "extract_error"),
+        "r01c01": ("rejected", "preference_rejected"),
     }
     assert result["best_candidate"] == "r00c00" and result["llm_calls"] == 4
-    # The designer was told the task: its goal and its fields reached the model.
-    (system, user) = model.prompts[0]
-    assert "distance_to_goal" in user["content"] and "+0.5" in user["content"]
+    # The designer was told the task: its goal and its fields reached the model ...
+    system, user = model.prompts[0]
     assert system["role"] == "system"
+    assert "distance_to_goal" in user["content"] and "+0.5" in user["content"]
+    # ... and round 1 was told what round 0 showed: the best code and why the other failed.
+    _, feedback = model.prompts[2]
+    assert "next_state.position - state.position" in feedback["content"]
+    assert "syntax_error" in feedback["content"]
     run.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,12 +14,14 @@ from rewardsmith.eureka_loop.offline import (
     ABLATION_WEIGHT,
     Genome,
     Term,
+    _parent,
     human_components,
     mutate,
     render_code,
     round_zero,
 )
 from rewardsmith.reward.loader import load_reward
+from rewardsmith.runs.store import RunStore
 
 
 def test_human_components_are_read_from_the_source_without_running_it() -> None:
@@ -91,3 +94,22 @@ def test_mutations_always_change_something_and_keep_the_parent() -> None:
 def test_a_genome_with_nothing_to_vary_is_a_clear_error_not_an_endless_loop() -> None:
     with pytest.raises(ValueError, match="nothing to vary"):
         mutate(Genome(), np.random.default_rng(0), [], [])
+
+
+def test_the_next_round_evolves_from_the_best_candidates_recorded_genome(tmp_path: Path) -> None:
+    """The parent comes from the best candidate's genome.json, as this version writes it (a
+    versioned record) and as runs before it did (the genome's JSON text, unversioned)."""
+    run = RunStore(tmp_path).create_run("cartpole", {}, ["test"], seed=0)
+    ctx = SimpleNamespace(run=run)
+    parent = Genome(human_weights={"alive": 2.0}, shaping=[Term("toward_zero", "pole_angle", 0.5)])
+    best = run.candidate(1, 0)
+    best.write("genome.json", parent.to_dict())
+    best.write_outcome(
+        {"ok": True, "components": {"alive": 1.0, "shape_toward_zero_pole_angle": 0.1}}
+    )
+    key = {"round": 1, "idx": 0}
+    human = load_task("cartpole").reward_source("human")
+    assert _parent(ctx, key, Genome(), human) == (parent, ["alive"])  # type: ignore[arg-type]
+    (best.path / "genome.json").write_text(parent.to_json())  # as older runs wrote it
+    assert _parent(ctx, key, Genome(), human)[0] == parent  # type: ignore[arg-type]
+    run.close()

@@ -71,6 +71,7 @@ ALL_TASKS = [
 
 
 @pytest.mark.parametrize("task_id", ALL_TASKS)
+@pytest.mark.slow
 def test_fields_are_the_sb3_tasks_fields(task_id: str) -> None:
     env = TASKS[task_id].make_batch_env()
     state = jax.jit(env.reset)(jax.random.split(jax.random.PRNGKey(0), 2))
@@ -82,6 +83,7 @@ def test_fields_are_the_sb3_tasks_fields(task_id: str) -> None:
 
 
 @pytest.mark.parametrize("task_id", ALL_TASKS)
+@pytest.mark.slow
 def test_human_reward_matches_gymnax_reward(task_id: str) -> None:
     source = load_task(task_id).reward_source("human")
     assert source is not None

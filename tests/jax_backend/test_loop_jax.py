@@ -30,6 +30,7 @@ def compute_reward(state, action, next_state):
 ```"""
 
 
+@pytest.mark.slow
 def test_the_critic_rejects_an_untraceable_reward_by_name(tmp_path: Path, scripted_llm) -> None:
     server = scripted_llm([UNTRACEABLE])
     config = LoopConfig(

@@ -86,6 +86,7 @@ def test_a_reward_trains_on_jax_and_its_python_runs_only_in_the_tracer(tmp_path:
     assert outcome.fitness == pytest.approx(np.mean([f for _, f, _ in episodes]))
 
 
+@pytest.mark.slow
 def test_an_untraceable_reward_fails_before_training(tmp_path: Path) -> None:
     adapter = load_task("cartpole")
     source = (
@@ -117,6 +118,7 @@ def test_train_cli_on_the_jax_backend(tmp_path: Path) -> None:
     assert data["fitness"] >= 8
 
 
+@pytest.mark.slow
 def test_the_orchestrator_side_imports_no_jax() -> None:
     """What `train`/`run` load to drive a JAX job (job, tracer and trainer launch, critic, CLI)
     never imports JAX: reward code runs in the sandboxed tracer, JAX in the sandboxed programs."""

@@ -2,7 +2,8 @@
 
 `process` is the process backend as `auto` would pick it (bubblewrap where it works);
 `process-nobwrap` is the same backend without bubblewrap, confined by Landlock, seccomp and the
-`nobody` uid alone: what a machine with nothing but pip packages gets.
+`nobody` uid alone: what a machine with nothing but pip packages gets. The fast tier
+(`-m "not slow"`) runs each check through `process` only.
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from rewardsmith.sandbox.training import Sandbox
 
 
 @pytest.fixture(
-    params=["process", "process-nobwrap", pytest.param("docker", marks=pytest.mark.docker)]
+    params=[
+        "process",
+        # The same attacks again through the other backends: the slow tier (CI) runs them all.
+        pytest.param("process-nobwrap", marks=pytest.mark.slow),
+        pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.slow]),
+    ]
 )
 def sandbox(request: pytest.FixtureRequest) -> Sandbox:
     if request.param == "docker":

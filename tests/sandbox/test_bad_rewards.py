@@ -153,6 +153,7 @@ def smoke(
 
 
 @pytest.mark.parametrize("value", ["None", "'high'", "1.5"])
+@pytest.mark.slow
 def test_06_return_type(
     cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, value: str
 ) -> None:
@@ -233,6 +234,7 @@ def test_11_nondeterministic_is_a_warning(
     assert any(w.startswith("nondeterministic") for w in report.warnings)
 
 
+@pytest.mark.slow
 def test_12_slow_python_loop_is_too_slow(
     cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path
 ) -> None:
@@ -270,6 +272,7 @@ def test_13_raise_at_step_5000_keeps_log_and_checkpoints(
     assert (tmp_path / "job" / "policy.pt").exists() and (tmp_path / "worker.log").exists()
 
 
+@pytest.mark.slow
 def test_14_rare_nan_stops_training_with_step_and_component(
     cartpole: object, sandbox: Sandbox, tmp_path: Path
 ) -> None:
@@ -286,6 +289,7 @@ def test_14_rare_nan_stops_training_with_step_and_component(
     ["    while True:\n        pass\n", f"    {MODULES}['time'].sleep(3600)\n"],
     ids=["15-busy-loop", "16-sleep"],
 )
+@pytest.mark.slow
 def test_15_16_wall_clock_timeout_kills_everything(
     cartpole: object, sandbox: Sandbox, tmp_path: Path, body: str
 ) -> None:
@@ -310,6 +314,7 @@ def test_15_16_wall_clock_timeout_kills_everything(
     ],
     ids=["50GB-at-once", "50GB-in-pieces"],
 )
+@pytest.mark.slow
 def test_17_memory_limit(cartpole: object, sandbox: Sandbox, tmp_path: Path, body: str) -> None:
     error = expect(train(cartpole, sandbox, reward(body + OK_RETURN), tmp_path), E.MEMORY_LIMIT)
     assert "2048 MB" in error.message or "MemoryError" in error.message
@@ -324,11 +329,13 @@ def test_17_memory_limit(cartpole: object, sandbox: Sandbox, tmp_path: Path, bod
     ],
     ids=["fork-bomb", "threads"],
 )
+@pytest.mark.slow
 def test_18_process_limit(cartpole: object, sandbox: Sandbox, tmp_path: Path, body: str) -> None:
     expect(train(cartpole, sandbox, reward(body + OK_RETURN, ESCAPE), tmp_path), E.PROCESS_LIMIT)
     assert job_processes(tmp_path / "job") == []
 
 
+@pytest.mark.slow
 def test_18_watchdog_caps_threads_without_cgroup_or_uid(cartpole: object, tmp_path: Path) -> None:
     """The last fallback (root, no cgroup, no uid change): a polling watchdog ends the run."""
     body = (
@@ -368,6 +375,7 @@ class Listener:
         self.server.close()
 
 
+@pytest.mark.slow
 def test_19_socket_is_blocked_and_nothing_is_sent(
     cartpole: object, sandbox: Sandbox, tmp_path: Path
 ) -> None:
@@ -386,6 +394,7 @@ def test_19_socket_is_blocked_and_nothing_is_sent(
     assert listener.received == []
 
 
+@pytest.mark.slow
 def test_19_host_unix_sockets_are_unreachable(
     cartpole: object, sandbox: Sandbox, tmp_path: Path
 ) -> None:
@@ -405,6 +414,7 @@ def test_19_host_unix_sockets_are_unreachable(
     assert "CONNECTED" not in error.message and error.message.count("blocked") == 3
 
 
+@pytest.mark.slow
 def test_20_canary_key_never_reaches_the_worker(
     cartpole: object, sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -457,6 +467,7 @@ def store_root() -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_21_writes_outside_the_job_dir_are_denied(
     cartpole: object, sandbox: Sandbox, store_root: Path
 ) -> None:
@@ -504,6 +515,7 @@ def test_21_writes_outside_the_job_dir_are_denied(
     assert not home_file.exists() and not Path("/tmp/rewardsmith-escape.txt").exists()
 
 
+@pytest.mark.slow
 def test_22_gigabyte_of_output_is_truncated_and_costs_no_memory(
     cartpole: object, sandbox: Sandbox, tmp_path: Path
 ) -> None:
@@ -528,6 +540,7 @@ def test_22_gigabyte_of_output_is_truncated_and_costs_no_memory(
     assert rss_growth_mb < 100, f"the orchestrator grew by {rss_growth_mb:.0f} MB"
 
 
+@pytest.mark.slow
 def test_23_exit_zero_without_result_is_sandbox_died(
     cartpole: object, sandbox: Sandbox, tmp_path: Path
 ) -> None:
@@ -537,6 +550,7 @@ def test_23_exit_zero_without_result_is_sandbox_died(
     )
 
 
+@pytest.mark.slow
 def test_24_segfault_is_crashed_with_the_signal(
     cartpole: object, sandbox: Sandbox, tmp_path: Path
 ) -> None:
@@ -552,6 +566,7 @@ def test_24_segfault_is_crashed_with_the_signal(
 # --- the other rlimits ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cpu_time_limit(cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path) -> None:
     limits = Limits(wall_s=30, memory_mb=1024, cpu_s=2)
     report = smoke_test(
@@ -584,6 +599,7 @@ def test_file_size_and_open_file_limits(
 # --- the next candidate still runs; results cannot be forged -----------------------------------
 
 
+@pytest.mark.slow
 def test_good_candidate_runs_after_the_bad_ones(
     cartpole: object, sandbox: Sandbox, tmp_path: Path
 ) -> None:

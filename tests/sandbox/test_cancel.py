@@ -33,6 +33,7 @@ def _cancel_after(seconds: float) -> Callable[[], None]:
     return poll
 
 
+@pytest.mark.slow
 def test_a_cancel_stops_the_smoke_test(tmp_path: Path) -> None:
     states = tmp_path / "states.npz"
     record_states(CARTPOLE, states, seed=0)
@@ -43,6 +44,7 @@ def test_a_cancel_stops_the_smoke_test(tmp_path: Path) -> None:
     assert time.monotonic() - start < SMOKE_WALL_S / 4
 
 
+@pytest.mark.slow
 def test_a_cancel_stops_the_bank_scoring(tmp_path: Path) -> None:
     bank = TrajectoryBank(tmp_path / "bank")
     seed_bank(CARTPOLE, bank, 0)

@@ -434,6 +434,7 @@ def test_sandbox_none_runs_unconfined_with_a_loud_warning(
     assert any("UNCONFINED" in w for w in run.warnings)
 
 
+@pytest.mark.slow
 def test_doctor_says_which_mechanisms_are_in_force() -> None:
     from typer.testing import CliRunner
 

@@ -44,6 +44,7 @@ def rollout_buffer(source: str, defer: bool) -> tuple[np.ndarray, ...]:
         return buffer.rewards.copy(), buffer.returns.copy(), buffer.advantages.copy()
 
 
+@pytest.mark.slow
 def test_ppo_learns_the_same_from_rewards_taken_once_per_rollout() -> None:
     # A reward that varies with the state, so scaling and bootstrapping have something to do.
     source = textwrap.dedent(

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from rewardsmith.envs import load_task
 from rewardsmith.sandbox import job as files
@@ -31,6 +32,7 @@ print("dynamo imported" if "torch._dynamo" in sys.modules else "no dynamo")
 """
 
 
+@pytest.mark.slow
 def test_the_untrainable_policy_acts_as_the_trained_one(tmp_path: Path) -> None:
     adapter = load_task("cartpole")
     job = make_job(adapter, steps=256, seed=3)

@@ -216,6 +216,7 @@ def doctor(args: list[str], env: dict[str, str] | None = None) -> Any:
     return result
 
 
+@pytest.mark.slow
 def test_doctor_lists_both_backends_and_says_why_docker_is_not_usable() -> None:
     report = json.loads(doctor(["--json", "--no-live"], NO_ENGINE).output)
     backends = {b["name"]: b for b in report["backends"]}
@@ -224,6 +225,7 @@ def test_doctor_lists_both_backends_and_says_why_docker_is_not_usable() -> None:
     assert "--build-image" in backends["docker"]["layers"]["build the image"]
 
 
+@pytest.mark.slow
 def test_doctor_table_runs_the_live_check() -> None:
     output = doctor(["--live"], NO_ENGINE).output
     assert "process: usable" in output and "docker: NOT usable" in output and "live check" in output

@@ -69,6 +69,7 @@ def test_a_zero_reward_cannot_save_a_hand_written_controller(
     assert outcome.fitness is not None and outcome.fitness < 150, outcome.fitness
 
 
+@pytest.mark.slow
 def test_the_reward_cannot_touch_the_job_dir_or_the_learner(
     sandbox: Sandbox, tmp_path: Path
 ) -> None:

@@ -132,6 +132,7 @@ CHECKS = {
 
 @pytest.mark.parametrize("via", ["reward", "fake-program"])
 @pytest.mark.parametrize("check", sorted(CHECKS))
+@pytest.mark.slow
 def test_links_planted_for_the_logs_and_inputs_are_never_written_through(
     cartpole: TaskAdapter,
     sandbox: Sandbox,
@@ -172,6 +173,7 @@ SECRETS = {
 
 
 @pytest.mark.parametrize("name", sorted(SECRETS))
+@pytest.mark.slow
 def test_a_link_to_a_host_file_is_never_read(
     cartpole: TaskAdapter, sandbox: Sandbox, tmp_path: Path, name: str
 ) -> None:
@@ -198,6 +200,7 @@ def test_a_link_to_a_host_file_is_never_read(
 
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("name", ["metrics.jsonl", "progress.json", "result.json"])
+@pytest.mark.slow
 def test_a_fifo_never_blocks_the_orchestrator(
     cartpole: TaskAdapter, sandbox: Sandbox, tmp_path: Path, name: str
 ) -> None:
@@ -309,6 +312,7 @@ def test_a_forged_evaluation_is_a_named_error(
         '{"schema_version": 1, "status": "ok", "warnings": [], "calls_per_s": "fast"}',
     ],
 )
+@pytest.mark.slow
 def test_a_garbled_smoke_record_is_a_named_error(
     cartpole: TaskAdapter, sandbox: Sandbox, states: Path, tmp_path: Path, record: str
 ) -> None:

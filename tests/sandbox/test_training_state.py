@@ -24,6 +24,7 @@ PENDULUM = load_task("pendulum")
 LIMITS = Limits(wall_s=300)
 
 
+@pytest.mark.slow
 def test_a_learner_restored_from_its_saved_state_matches_it(tmp_path: Path) -> None:
     job = make_job(PENDULUM, steps=4096, seed=3)
     env = VecNormalize(make_vec_env(PENDULUM, job.n_envs, job.seed), norm_reward=False)
@@ -61,6 +62,7 @@ def test_a_stopped_run_sees_the_learning_rate_of_the_whole_run() -> None:
     assert first_half(1.0) == pytest.approx(whole(1.0))
 
 
+@pytest.mark.slow
 def test_training_continues_from_a_saved_state_and_the_steps_add_up(tmp_path: Path) -> None:
     human = PENDULUM.reward_source("human")
     job = replace(make_job(PENDULUM, steps=8192, seed=1), stop_at=4096, n_checkpoints=4)
