@@ -71,7 +71,9 @@ class Run:
     """
 
     def __init__(self, path: Path) -> None:
-        self.path = Path(path)
+        # Absolute, so that file URIs (the read-only index) and printed paths work from a
+        # relative --runs-dir such as the default `runs`.
+        self.path = Path(path).absolute()
         self._lock = threading.Lock()
         self._index: RunIndex | None = None
 

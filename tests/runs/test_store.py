@@ -305,3 +305,20 @@ def test_listing_shows_status_and_summary(tmp_path: Path) -> None:
     assert (summary.rounds_done, summary.best_fitness, summary.cost_usd) == (2, 480.0, 0.12)
     assert summary.human_normalized_score == 1.1
     assert run.info()["finished_at"] == "now"
+
+
+def test_a_run_opened_through_a_relative_runs_dir_can_be_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rewardsmith show RUN` with the default `--runs-dir runs` opened the read-only index
+    through a file URI of a relative path, which failed ("relative path can't be expressed as
+    a file URI")."""
+    from rewardsmith.runs.views import open_view
+
+    monkeypatch.chdir(tmp_path)
+    run = RunStore(Path("runs")).create_run("cartpole", {}, ["test"], seed=0)
+    run.upsert_candidate(0, 0, status="trained", fitness=1.0)
+    run.close()
+    view = open_view(run.run_id, Path("runs"))
+    assert view.path == tmp_path / "runs" / run.run_id
+    assert [c.fitness for c in view.candidates] == [1.0]
