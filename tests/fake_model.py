@@ -15,20 +15,35 @@ Reply = str | Callable[[Sequence[Message]], str]
 
 
 class ScriptedModel:
-    """Answers calls in order from `replies`, then with `default`; records every prompt."""
+    """Answers calls in order from `replies`, then with `default`; records every prompt.
+
+    `by_prompt` answers the calls whose prompt starts with one of its keys, without taking a
+    reply from the queue: e.g. the critic's review, whichever candidate it is about.
+    """
 
     name = "scripted/in-process"
 
-    def __init__(self, replies: Sequence[Reply], default: Reply = "") -> None:
+    def __init__(
+        self,
+        replies: Sequence[Reply],
+        default: Reply = "",
+        by_prompt: dict[str, Reply] | None = None,
+    ) -> None:
         self._replies = list(replies)
         self._default = default
+        self._by_prompt = dict(by_prompt or {})
         self._lock = threading.Lock()
         self.prompts: list[list[Message]] = []
 
     def complete(self, messages: Sequence[Message], *, check_budget: bool = True) -> LLMCall:
         with self._lock:  # the designer samples concurrently
             self.prompts.append(list(messages))
-            reply = self._replies.pop(0) if self._replies else self._default
+            text = str(messages[0]["content"]) if messages else ""
+            routed = [r for start, r in self._by_prompt.items() if text.startswith(start)]
+            if routed:
+                reply = routed[0]
+            else:
+                reply = self._replies.pop(0) if self._replies else self._default
         text = reply(messages) if callable(reply) else reply
         prompt_tokens = sum(len(m["content"].split()) for m in messages)
         return LLMCall(

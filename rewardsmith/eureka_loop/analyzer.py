@@ -38,7 +38,8 @@ from rewardsmith.eureka_loop.hacking import (
     hacking_suspects,
     training_signals,
 )
-from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMUnavailableError, prompt_hash
+from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMUnavailableError
+from rewardsmith.eureka_loop.replies import reply_record
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
 from rewardsmith.runs import candidate as candidate_files
@@ -315,22 +316,12 @@ def _llm_summary(
         }
     ]
     key = f"r{summary['round']:02d}-analyzer-{candidate_key(summary['round'], summary['idx'])}"
-    cached = ctx.run.load_reply(key)
-    if cached is not None and cached.get("prompt_hash") == prompt_hash(messages):
-        return str(cached.get("reply", "")).strip() or None
-    if ctx.llm is None:
-        return None
     try:
-        call = ctx.llm.complete(messages)
+        record = reply_record(ctx, key, messages, summary["round"], "analyzer")
     except (LLMUnavailableError, BudgetExceededError) as exc:
         ctx.reporter.message(f"analyzer LLM summary skipped: {exc}")
         return None  # advisory: the loop goes on with the statistics alone
-    record = call.to_dict()
-    path = ctx.run.save_reply(key, record)
-    ctx.run.record_llm_call(summary["round"], "analyzer", record, path)
-    if ctx.budget is not None:
-        ctx.reporter.spend(ctx.budget.tokens, ctx.budget.usd)
-    return call.reply.strip() or None
+    return str(record.get("reply", "")).strip() or None
 
 
 def _episode_brief(record: Record) -> dict[str, Any]:

@@ -14,7 +14,8 @@ from langgraph.runtime import Runtime
 from rewardsmith.eureka_loop.baseline import is_env_reward
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.hacking import FLAG, outcome_field_reason, outcome_fields_read
-from rewardsmith.eureka_loop.llm import LLMUnavailableError, prompt_hash
+from rewardsmith.eureka_loop.llm import LLMUnavailableError
+from rewardsmith.eureka_loop.replies import reply_record
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import RewardError
@@ -60,19 +61,10 @@ def _review_with_llm(ctx: Context, summary: CandidateSummary, code: str) -> str 
         }
     ]
     key = f"r{summary['round']:02d}-critic-{candidate_key(summary['round'], summary['idx'])}"
-    cached = ctx.run.load_reply(key)
-    if cached is not None and cached.get("prompt_hash") == prompt_hash(messages):
-        reply = cached.get("reply", "")
-    else:
-        assert ctx.llm is not None
-        try:
-            call = ctx.llm.complete(messages)
-        except LLMUnavailableError:
-            return None  # the review is advisory: an unavailable model does not block a candidate
-        record = call.to_dict()
-        path = ctx.run.save_reply(key, record)
-        ctx.run.record_llm_call(summary["round"], "critic", record, path)
-        reply = call.reply
+    try:
+        reply = str(reply_record(ctx, key, messages, summary["round"], "critic").get("reply", ""))
+    except LLMUnavailableError:
+        return None  # the review is advisory: an unavailable model does not block a candidate
     ctx.run.candidate(summary["round"], summary["idx"]).write(files.CRITIC_REVIEW, reply)
     first = reply.strip().splitlines()[0].upper() if reply.strip() else ""
     if "REJECT" in first:

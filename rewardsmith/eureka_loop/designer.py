@@ -16,6 +16,7 @@ from rewardsmith.eureka_loop.llm import (
     LLMUnavailableError,
     prompt_hash,
 )
+from rewardsmith.eureka_loop.replies import reply_record, save_call
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import ErrorCategory
@@ -135,21 +136,14 @@ class LLMDesigner:
         round_ = state.get("round", 0)
 
         def one(key: str) -> Proposal:
-            cached = ctx.run.load_reply(key)
-            if cached is not None and cached.get("prompt_hash") == digest:
-                return Proposal(cached.get("reply", ""), cached, cached.get("error"))
             try:
-                call = ctx.llm.complete(messages)  # type: ignore[union-attr]
-            except LLMUnavailableError as exc:
-                call = exc.call or LLMCall(
+                record = reply_record(ctx, key, messages, round_, "design")
+            except LLMUnavailableError as exc:  # kept, so the run shows why the slot is empty
+                failed = exc.call or LLMCall(
                     prompt_hash=digest, model=self.name, messages=messages, error=str(exc)
                 )
-            record = call.to_dict()
-            path = ctx.run.save_reply(key, record)
-            ctx.run.record_llm_call(round_, "design", record, path)
-            if ctx.budget is not None:
-                ctx.reporter.spend(ctx.budget.tokens, ctx.budget.usd)
-            return Proposal(call.reply, record, call.error)
+                record = save_call(ctx, key, round_, "design", failed)
+            return Proposal(record.get("reply", ""), record, record.get("error"))
 
         return in_parallel(ctx, one, keys, "design", workers=len(keys))
 

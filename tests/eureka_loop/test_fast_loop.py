@@ -74,8 +74,15 @@ def test_the_offline_designer_runs_the_whole_loop_and_every_record_is_versioned(
 
 def test_a_scripted_model_is_told_what_the_last_round_showed(tmp_path: Path) -> None:
     """Round 0: one good reward, one that does not parse. Round 1: no code at all, and a reward
-    the preference check rejects untrained; its prompt carries round 0's reflection."""
-    model = ScriptedModel([TOWARD_GOAL, SYNTAX_ERROR, NO_CODE, AWAY_FROM_GOAL])
+    the preference check rejects untrained; its prompt carries round 0's reflection. The
+    critic's review and the analyzer's summary go to the model too."""
+    model = ScriptedModel(
+        [TOWARD_GOAL, SYNTAX_ERROR, NO_CODE, AWAY_FROM_GOAL],
+        by_prompt={
+            "You review reward functions": "ACCEPT\nIt pays for progress toward the goal.",
+            "You analyse reinforcement-learning training runs": "SUMMARY-FROM-THE-MODEL",
+        },
+    )
     config = LoopConfig(
         task_id="line",
         model=model.name,
@@ -83,26 +90,31 @@ def test_a_scripted_model_is_told_what_the_last_round_showed(tmp_path: Path) -> 
         samples=2,
         round_retries=0,
         evaluate=False,
+        critic_llm=True,
+        analyzer_llm=True,
         sandbox="process",
     )
     result = start_run(config, tmp_path, model=model)
     run = RunStore(tmp_path).open_run(Path(result["run_dir"]))
-    fates = {
-        f"r{c['round']:02d}c{c['idx']:02d}": (c["status"], c["category"]) for c in run.candidates()
-    }
-    assert fates == {
-        "r00c00": ("trained", None),
-        "r00c01": ("rejected", "syntax_error"),
-        "r01c00": ("rejected", "extract_error"),
-        "r01c01": ("rejected", "preference_rejected"),
-    }
-    assert result["best_candidate"] == "r00c00" and result["llm_calls"] == 4
+    # The two samples of a round are asked at once: which slot got which reply is not fixed.
+    fates = sorted((c["round"], c["status"], c["category"]) for c in run.candidates())
+    assert fates == [
+        (0, "rejected", "syntax_error"),
+        (0, "trained", None),
+        (1, "rejected", "extract_error"),
+        (1, "rejected", "preference_rejected"),
+    ]
+    (trained,) = [c for c in run.candidates() if c["status"] == "trained"]
+    assert result["best_candidate"] == f"r00c{trained['idx']:02d}"
+    purposes = sorted(call["purpose"] for call in run.llm_calls())
+    assert purposes == ["analyzer", "critic", "critic", "design", "design", "design", "design"]
+    designs = [m for m in model.prompts if m[0]["content"].startswith("You are a reward engineer")]
     # The designer was told the task: its goal and its fields reached the model ...
-    system, user = model.prompts[0]
-    assert system["role"] == "system"
-    assert "distance_to_goal" in user["content"] and "+0.5" in user["content"]
-    # ... and round 1 was told what round 0 showed: the best code and why the other failed.
-    _, feedback = model.prompts[2]
-    assert "next_state.position - state.position" in feedback["content"]
-    assert "syntax_error" in feedback["content"]
+    assert "distance_to_goal" in designs[0][1]["content"] and "+0.5" in designs[0][1]["content"]
+    # ... and round 1 what round 0 showed: the best code, the model's summary of its training,
+    # and why the other candidate failed.
+    feedback = designs[2][1]["content"]
+    assert "next_state.position - state.position" in feedback
+    assert "SUMMARY-FROM-THE-MODEL" in feedback
+    assert "syntax_error" in feedback
     run.close()
