@@ -10,7 +10,7 @@ pay for motion). Both arms get the same replies in the same order and the same s
 - calibration: every reply's preference score on the seed bank and on the off arm's final bank
   (grown with all ten trained policies), next to the fitness it reached when trained (off arm);
 - the score of each task's shipped (environment) reward on its seed bank, which sets the bar
-  where fitness orders episodes unlike any sensible reward (rewardsmith/eureka_loop/preference.py).
+  where fitness orders episodes unlike any sensible reward (rewardsmith/eureka_loop/preference_scoring.py).
 
 Each round has one candidate, so every reply trains with the same seed in both arms. Run (about
 six minutes on 2 shared cores at the default 10,000 steps per candidate):
@@ -39,7 +39,8 @@ sys.path.insert(0, str(ROOT))
 from rewardsmith.envs import load_task  # noqa: E402
 from rewardsmith.eureka_loop.bank import TrajectoryBank, seed_bank  # noqa: E402
 from rewardsmith.eureka_loop.extract import extract_code  # noqa: E402
-from rewardsmith.eureka_loop.preference import BankView, Scores, assess  # noqa: E402
+from rewardsmith.eureka_loop.preference import BankView  # noqa: E402
+from rewardsmith.eureka_loop.preference_scoring import Scores, assess  # noqa: E402
 from rewardsmith.eureka_loop.runner import start_run  # noqa: E402
 from rewardsmith.eureka_loop.state import LoopConfig  # noqa: E402
 from rewardsmith.runs.store import RunStore  # noqa: E402
