@@ -40,7 +40,13 @@ from rewardsmith.eureka_loop.hacking import (
 )
 from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMUnavailableError
 from rewardsmith.eureka_loop.replies import reply_record
-from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
+from rewardsmith.eureka_loop.state import (
+    CandidateStatus,
+    CandidateSummary,
+    Context,
+    LoopState,
+    candidate_key,
+)
 from rewardsmith.prompts import render
 from rewardsmith.runs import candidate as candidate_files
 from rewardsmith.runs.candidate import CandidateFiles
@@ -410,7 +416,7 @@ def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     from rewardsmith.eureka_loop.preference import learner_gamma
 
     ctx = runtime.context
-    trained = [c for c in state.get("candidates", []) if c.get("status") == "trained"]
+    trained = [c for c in state.get("candidates", []) if c.get("status") == CandidateStatus.TRAINED]
     if not trained:
         return {}
     bank = bank_for(ctx.run.path)

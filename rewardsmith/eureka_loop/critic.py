@@ -16,7 +16,14 @@ from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.hacking import FLAG, outcome_field_reason, outcome_fields_read
 from rewardsmith.eureka_loop.llm import LLMUnavailableError
 from rewardsmith.eureka_loop.replies import reply_record
-from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
+from rewardsmith.eureka_loop.state import (
+    CandidateStatus,
+    CandidateSummary,
+    Context,
+    LoopState,
+    candidate_key,
+    mark,
+)
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.reward.static import check_source
@@ -114,15 +121,9 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     folder.write(files.CRITIQUE, verdict)
     summary["warnings"] = verdict["warnings"]
     if not verdict["ok"]:
-        summary.update(
-            {"status": "rejected", "category": verdict["category"], "message": verdict["message"]}
-        )
-        ctx.run.upsert_candidate(
-            round_, idx, status="rejected", category=verdict["category"], message=verdict["message"]
-        )
-        ctx.reporter.candidate(
-            round_, idx, "rejected", f"{verdict['category']}: {verdict['message']}"
-        )
+        category, message = verdict["category"], verdict["message"]
+        detail = f"{category}: {message}"
+        mark(ctx, summary, CandidateStatus.REJECTED, detail, category=category, message=message)
     else:
         ctx.reporter.candidate(round_, idx, "accepted", "; ".join(verdict["warnings"]))
     return summary
@@ -134,7 +135,7 @@ def critique(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     optional LLM review; a rejected candidate carries its named error to the designer."""
     ctx = runtime.context
     candidates = state.get("candidates", [])
-    pending = [c for c in candidates if c.get("status") == "designed"]
+    pending = [c for c in candidates if c.get("status") == CandidateStatus.DESIGNED]
     results = in_parallel(ctx, lambda c: _critique_one(ctx, c), pending, "critic")
     checked = {(c["round"], c["idx"]): c for c in results}
     return {"candidates": [checked.get((c["round"], c["idx"]), c) for c in candidates]}

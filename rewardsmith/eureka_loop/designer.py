@@ -17,7 +17,13 @@ from rewardsmith.eureka_loop.llm import (
     prompt_hash,
 )
 from rewardsmith.eureka_loop.replies import reply_record, save_call
-from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
+from rewardsmith.eureka_loop.state import (
+    CandidateStatus,
+    CandidateSummary,
+    Context,
+    LoopState,
+    candidate_key,
+)
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.runs import candidate as files
@@ -76,7 +82,7 @@ def build_messages(ctx: Context, state: LoopState) -> list[Message]:
     failures = [
         {"category": c.get("category"), "message": c.get("message"), "traceback": None}
         for c in state.get("candidates", [])
-        if c.get("status") in ("rejected", "failed")
+        if c.get("status") in (CandidateStatus.REJECTED, CandidateStatus.FAILED)
     ][:4]
     failures += _hacking_suspects(ctx, state)
     errors = render("execution_error", failures=failures)
@@ -107,7 +113,7 @@ def _hacking_suspects(ctx: Context, state: LoopState) -> list[dict[str, Any]]:
     best = state.get("best")
     suspects = []
     for c in state.get("candidates", []):
-        if c.get("status") != "trained" or (
+        if c.get("status") != CandidateStatus.TRAINED or (
             best and (best["round"], best["idx"]) == (c["round"], c["idx"])
         ):
             continue
@@ -180,13 +186,17 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
         summary: CandidateSummary = {
             "round": round_,
             "idx": idx,
-            "status": "designed",
+            "status": CandidateStatus.DESIGNED.value,
             "parent": parent,
             "warnings": [],
         }
         if proposal.error:
             summary.update(
-                {"status": "rejected", "category": "llm_error", "message": proposal.error}
+                {
+                    "status": CandidateStatus.REJECTED.value,
+                    "category": "llm_error",
+                    "message": proposal.error,
+                }
             )
         else:
             try:
@@ -195,7 +205,7 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
             except ExtractError as exc:
                 summary.update(
                     {
-                        "status": "rejected",
+                        "status": CandidateStatus.REJECTED.value,
                         "category": ErrorCategory.EXTRACT_ERROR.value,
                         "message": str(exc),
                     }

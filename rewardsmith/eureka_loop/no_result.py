@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.eureka_loop.state import CandidateStatus, LoopConfig
 from rewardsmith.reward.errors import ErrorCategory
 
 _BY = {
@@ -28,9 +28,9 @@ class NothingTrainedError(ValueError):
 
 def _fate(row: dict[str, Any]) -> str:
     category = row.get("category") or "unknown"
-    if row.get("status") == "failed":
+    if row.get("status") == CandidateStatus.FAILED:
         return f"failed in training ({category})"
-    if row.get("status") != "rejected":
+    if row.get("status") != CandidateStatus.REJECTED:
         return f"left {row.get('status')} (the run stopped first)"
     return _BY.get(category, f"rejected by the critic ({category})")
 

@@ -27,7 +27,14 @@ from rewardsmith.eureka_loop.baseline import ENV_REWARD_COMPONENT, is_env_reward
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.hacking import bank_signals, hacking_suspects
 from rewardsmith.eureka_loop.preference_scoring import Scores, assess, feedback_text
-from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
+from rewardsmith.eureka_loop.state import (
+    CandidateStatus,
+    CandidateSummary,
+    Context,
+    LoopState,
+    candidate_key,
+    mark,
+)
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.runs import candidate as candidate_files
 from rewardsmith.runs.candidate import CandidateFiles, candidates_on_disk
@@ -138,12 +145,8 @@ def score_candidate(ctx: Context, files: CandidateFiles, view: BankView) -> Bank
 
 
 def _reject(ctx: Context, summary: CandidateSummary, category: str, message: str) -> None:
-    round_, idx = summary["round"], summary["idx"]
-    summary["status"] = "rejected"
-    summary["category"] = category
-    summary["message"] = message
-    ctx.run.upsert_candidate(round_, idx, status="rejected", category=category, message=message)
-    ctx.reporter.candidate(round_, idx, "rejected", f"{category}: {message}")
+    detail = f"{category}: {message}"
+    mark(ctx, summary, CandidateStatus.REJECTED, detail, category=category, message=message)
 
 
 def check_candidate(
@@ -222,7 +225,7 @@ def preference_check(state: LoopState, runtime: Runtime[Context]) -> dict[str, A
     if not ctx.config.preference_check:
         return {}
     candidates = state.get("candidates", [])
-    pending = [c for c in candidates if c.get("status") == "designed"]
+    pending = [c for c in candidates if c.get("status") == CandidateStatus.DESIGNED]
     if not pending:
         return {}
     bank = bank_for(ctx.run.path)
@@ -242,7 +245,11 @@ def preference_check(state: LoopState, runtime: Runtime[Context]) -> dict[str, A
     ctx.run.update_summary(
         preference=totals, reward_hacking_suspects=hacking_suspects(ctx.run.path)
     )
-    rejected = [candidate_key(*key) for key, c in checked.items() if c.get("status") == "rejected"]
+    rejected = [
+        candidate_key(*key)
+        for key, c in checked.items()
+        if c.get("status") == CandidateStatus.REJECTED
+    ]
     if rejected:
         ctx.reporter.message(
             f"preference check: {len(rejected)} of {len(pending)} rejected before training "

@@ -6,7 +6,13 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState, candidate_key
+from rewardsmith.eureka_loop.state import (
+    CandidateStatus,
+    CandidateSummary,
+    Context,
+    LoopState,
+    candidate_key,
+)
 from rewardsmith.runs.candidate import REWARD
 
 SELECTION_MARGIN = 0.02
@@ -55,7 +61,7 @@ def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     round_, attempt = state.get("round", 0), state.get("attempt", 0)
     candidates = state.get("candidates", [])
-    trained = [c for c in candidates if c.get("status") == "trained"]
+    trained = [c for c in candidates if c.get("status") == CandidateStatus.TRAINED]
     finalists = _finalists(trained)
     margin = _margin(ctx)
     round_best, best = pick_best(state.get("best"), finalists, margin)
@@ -104,9 +110,14 @@ def _round_entry(
     return {
         "round": round_,
         "attempt": attempt,
-        "trained": _count_status(candidates, "trained"),
-        "rejected": _count_status(candidates, "rejected"),
-        "failed": _count_status(candidates, "failed"),
+        **{
+            status.value: _count_status(candidates, status)
+            for status in (
+                CandidateStatus.TRAINED,
+                CandidateStatus.REJECTED,
+                CandidateStatus.FAILED,
+            )
+        },
         "round_best": _key(round_best),
         "round_best_fitness": round_best.get("fitness") if round_best else None,
         "best": _key(best),
@@ -114,7 +125,7 @@ def _round_entry(
     }
 
 
-def _count_status(candidates: list[CandidateSummary], status: str) -> int:
+def _count_status(candidates: list[CandidateSummary], status: CandidateStatus) -> int:
     """How many of the round's candidates ended with `status` (trained, rejected or failed)."""
     return sum(c.get("status") == status for c in candidates)
 

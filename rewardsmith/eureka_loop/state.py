@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
-from rewardsmith.runs.candidate import candidate_key
+from rewardsmith.runs.candidate import CandidateStatus, candidate_key
 
-__all__ = ["candidate_key"]  # the loop's nodes name candidates as the run store does
+__all__ = ["CandidateStatus", "candidate_key"]  # the nodes name candidates as the run store does
 
 if TYPE_CHECKING:
     from rewardsmith.cluster.executors import Executor
@@ -128,3 +128,22 @@ class Context:
         sibling (`fanout.in_parallel` sets `cancel`) stops it within one poll."""
         if self.cancel.is_set():
             raise Cancelled()
+
+
+def mark(
+    ctx: Context,
+    summary: CandidateSummary,
+    status: CandidateStatus,
+    detail: str = "",
+    index_only: dict[str, Any] | None = None,
+    **fields: Any,
+) -> None:
+    """Move a candidate to `status`: its summary in the graph state and its index row change
+    together, and the reporter hears of it. `fields` (category, message, fitness, ...) go to
+    both; `index_only` to the row alone."""
+    summary["status"] = status.value
+    summary.update(fields)  # type: ignore[typeddict-item]
+    ctx.run.upsert_candidate(
+        summary["round"], summary["idx"], status=status.value, **fields, **(index_only or {})
+    )
+    ctx.reporter.candidate(summary["round"], summary["idx"], status.value, detail)

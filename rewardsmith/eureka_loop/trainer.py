@@ -12,7 +12,13 @@ from langgraph.runtime import Runtime
 from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.halving import Rung, rungs, survivors, unsupported
-from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState
+from rewardsmith.eureka_loop.state import (
+    CandidateStatus,
+    CandidateSummary,
+    Context,
+    LoopState,
+    mark,
+)
 from rewardsmith.runs.atomic import write_bytes
 from rewardsmith.runs.candidate import TrainingFiles
 from rewardsmith.sandbox.executor import Limits
@@ -101,30 +107,21 @@ def _read_saved_state(state_dir: Path) -> dict[str, bytes]:
 def _apply(ctx: Context, summary: CandidateSummary, outcome: dict[str, Any]) -> CandidateSummary:
     """The candidate's summary and index row after its training."""
     summary = dict(summary)  # type: ignore[assignment]
-    round_, idx = summary["round"], summary["idx"]
     summary["steps"] = outcome.get("steps")
     stopped = outcome.get("rung") is not None and outcome["rung"] < outcome["rungs"] - 1
     summary["stopped_at_rung"] = outcome["rung"] if stopped else None
-    fields: dict[str, Any]
+    row = {"steps": outcome.get("steps"), "rung": summary["stopped_at_rung"]}
     if outcome["ok"]:
-        fields = {
-            "status": "trained",
-            "fitness": outcome["fitness"],
-            "success_rate": outcome["success_rate"],
-        }
         detail = f"fitness {outcome['fitness']:.4g}"
         if stopped:
             detail += f"; stopped at rung {outcome['rung'] + 1} of {outcome['rungs']}"
         detail += f" ({outcome.get('steps')} steps)"
+        fit = {"fitness": outcome["fitness"], "success_rate": outcome["success_rate"]}
+        mark(ctx, summary, CandidateStatus.TRAINED, detail, row, **fit)
     else:
-        error = outcome["error"]
-        fields = {"status": "failed", "category": error["category"], "message": error["message"]}
-        detail = f"{error['category']}: {error['message']}"
-    summary.update(fields)  # type: ignore[typeddict-item]
-    ctx.run.upsert_candidate(
-        round_, idx, **fields, steps=outcome.get("steps"), rung=summary["stopped_at_rung"]
-    )
-    ctx.reporter.candidate(round_, idx, fields["status"], detail)
+        category, message = outcome["error"]["category"], outcome["error"]["message"]
+        detail = f"{category}: {message}"
+        mark(ctx, summary, CandidateStatus.FAILED, detail, row, category=category, message=message)
     return summary
 
 
@@ -179,7 +176,7 @@ def train(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Train every candidate the checks let through, each in its own sandboxed worker."""
     ctx = runtime.context
     candidates = state.get("candidates", [])
-    pending = [c for c in candidates if c.get("status") == "designed"]
+    pending = [c for c in candidates if c.get("status") == CandidateStatus.DESIGNED]
     schedule = ctx.config.schedule
     why_not = unsupported(ctx.config.backend, ctx.config.algo or ctx.adapter.training.algo)
     if schedule == "halving" and why_not is not None:

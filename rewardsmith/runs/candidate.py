@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,17 @@ ANALYSIS = "analysis.json"
 REFLECTION = "reflection.md"
 JOB_DIR = "job"
 EVAL_DIR = "eval"
+
+
+class CandidateStatus(StrEnum):
+    """Where a candidate stands. Stored as its plain value (in the index and the graph state),
+    so a run reads the same whatever code wrote it."""
+
+    DESIGNED = "designed"  # written, not checked yet
+    REJECTED = "rejected"  # stopped before training: no code, the critic, the preference check
+    TRAINED = "trained"
+    FAILED = "failed"  # its training failed
+
 
 _LABEL = re.compile(r"r(\d+)c(\d+)")
 _ROUND_DIR = re.compile(r"round_(\d+)")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.runs import candidate as files
-from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, candidate_key
+from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, CandidateStatus, candidate_key
 from rewardsmith.runs.index import MIGRATIONS
 from rewardsmith.runs.schema import RunStoreError, newer_version_error, read_record
 from rewardsmith.runs.store import Run, RunStore
@@ -55,9 +55,9 @@ class CandidateView:
     @property
     def stage(self) -> str | None:
         """Which step stopped it: design (no usable code), critic, preference check, training."""
-        if self.status == "failed":
+        if self.status == CandidateStatus.FAILED:
             return "training"
-        if self.status != "rejected":
+        if self.status != CandidateStatus.REJECTED:
             return None
         if self.category == "preference_rejected":
             return "preference check"
@@ -67,16 +67,16 @@ class CandidateView:
     def fate(self) -> str:
         """A short phrase for listings: what happened to it, and why."""
         reason = f"{self.category}: {self.message}" if self.category else (self.message or "")
-        if self.status == "trained" and self.stopped_at_rung is not None:
+        if self.status == CandidateStatus.TRAINED and self.stopped_at_rung is not None:
             return f"trained; stopped early at rung {self.stopped_at_rung + 1}"
-        if self.status == "trained":
+        if self.status == CandidateStatus.TRAINED:
             return "trained"
-        if self.status == "rejected":
+        if self.status == CandidateStatus.REJECTED:
             return {
                 "design": f"no usable code ({reason})",
                 "preference check": f"rejected by the preference check ({reason})",
             }.get(self.stage or "", f"rejected by the critic ({reason})")
-        if self.status == "failed":
+        if self.status == CandidateStatus.FAILED:
             return f"training failed ({reason})"
         return "designed; not checked yet"
 
@@ -271,7 +271,7 @@ def load_view(run: Run) -> RunView:
             round=row["round"],
             idx=row["idx"],
             attempt=row["idx"] // samples,
-            status=row["status"] or "designed",
+            status=row["status"] or CandidateStatus.DESIGNED.value,
             category=row["category"],
             message=row["message"],
             fitness=row["fitness"],
