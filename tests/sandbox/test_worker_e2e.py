@@ -19,6 +19,7 @@ from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.sandbox import job as files
+from rewardsmith.sandbox.atomic import SCHEMA_VERSION
 from rewardsmith.sandbox.executor import Limits, ProcessSandbox
 from rewardsmith.sandbox.training import TrainOutcome, make_job, train_reward
 from rewardsmith.sandbox.trajectories import load_episodes
@@ -74,6 +75,7 @@ def test_cartpole_human_reward_job(tmp_path: Path) -> None:
     # The policy, and the evaluation the separate evaluator wrote (never the worker).
     assert (tmp_path / "job" / files.POLICY_FILE).stat().st_size > 1000
     evaluation = json.loads((tmp_path / "eval" / files.EVAL_FILE).read_text())
+    assert evaluation.pop("schema_version") == SCHEMA_VERSION  # a versioned record, as all are
     assert evaluation == outcome.evaluation
     assert outcome.fitness is not None and 8 <= outcome.fitness <= 500
     assert outcome.success_rate is not None and 0.0 <= outcome.success_rate <= 1.0

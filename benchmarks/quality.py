@@ -1,0 +1,216 @@
+"""The quality table: does the evolved reward beat the task's human reward, task by task?
+
+For one task, runs the whole loop with the offline designer at the task's default budgets (rounds,
+samples, steps per candidate), once per seed; each run ends with its final evaluation, where the
+best, the human and the sparse reward are retrained on fresh seeds. Each task's results go to
+`benchmarks/results/quality/<task>.json` (rows of earlier invocations for other seeds are kept),
+so the table can be filled task by task, one sitting each. `--table` assembles the table from
+every result present into `benchmarks/results/quality.md` and docs/benchmarks.md.
+
+    .venv/bin/python benchmarks/quality.py --task cartpole --seeds 0 1 2
+    .venv/bin/python benchmarks/quality.py --task reacher --seeds 0 1 2   # the Reacher task file
+    .venv/bin/python benchmarks/quality.py --table
+
+"Beats the human reward beyond the noise": the best's fresh-seed fitnesses (pooled over the
+run seeds) exceed the human's by more than twice the standard error of the difference; "as good
+within the noise": they fall short by less than that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rewardsmith.envs import list_tasks, load_task
+from rewardsmith.envs.registry import TaskNotFoundError
+from rewardsmith.eureka_loop.runner import start_run
+from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.runs.candidate import TrainingFiles
+from rewardsmith.runs.schema import read_record
+from rewardsmith.runs.store import RunStore
+
+RESULTS = Path(__file__).parent / "results"
+TASK_RESULTS = RESULTS / "quality"
+DOC = Path(__file__).parent.parent / "docs" / "benchmarks.md"
+TABLE_START, TABLE_END = "<!-- quality-table -->", "<!-- /quality-table -->"
+
+
+def task_file_for(task: str) -> Path | None:
+    """An example task file (`envs/examples/<task>_task.toml`) for a task that is not built in."""
+    try:
+        load_task(task)
+        return None
+    except TaskNotFoundError:
+        pass
+    path = Path(str(resources.files("rewardsmith.envs.examples").joinpath(f"{task}_task.toml")))
+    if not path.is_file():
+        known = ", ".join([*list_tasks(), "reacher", "swimmer", "..."])
+        raise SystemExit(
+            f"unknown task {task!r}: a built-in task or an example task file ({known})"
+        )
+    return path
+
+
+def training_steps(run_dir: Path, runs_dir: Path) -> int:
+    """Every training step the run paid for: its candidates' and its final evaluation's."""
+    with RunStore(runs_dir).open_run(run_dir) as run:
+        steps = sum(int(c.get("steps") or 0) for c in run.candidates())
+        arms = sorted(p for p in run.evaluation_dir.iterdir() if p.is_dir())
+    for arm in arms:
+        steps += int((TrainingFiles(arm).outcome() or {}).get("steps") or 0)
+    return steps
+
+
+def run_seed(task: str, seed: int, eval_seeds: int, runs_dir: Path) -> dict[str, Any]:
+    task_file = task_file_for(task)
+    config = LoopConfig(
+        task_id=task if task_file is None else "",
+        task_file=str(task_file) if task_file else None,
+        seed=seed,
+        eval_seeds=eval_seeds,
+        sandbox="process",
+    )
+    start = time.monotonic()
+    result = start_run(config, runs_dir)
+    wall = time.monotonic() - start
+    run_dir = Path(result["run_dir"])
+    with RunStore(runs_dir).open_run(run_dir) as run:
+        evaluation = read_record(run.evaluation_file)
+    return {
+        "seed": seed,
+        "measured_at": dt.datetime.now().isoformat(timespec="minutes"),
+        "wall_s": round(wall, 1),
+        "training_steps": training_steps(run_dir, runs_dir),
+        "best_candidate": result.get("best_candidate"),
+        "search_best_fitness": result["best_fitness"],
+        "best": evaluation["best"]["per_seed"],
+        "human": evaluation["human"]["per_seed"],
+        "sparse": evaluation["sparse"]["per_seed"],
+        "best_is_human_reward": evaluation.get("best_is_human_reward", False),
+        "human_normalized_score": evaluation.get("human_normalized_score"),
+    }
+
+
+def budgets(task: str, eval_seeds: int) -> dict[str, Any]:
+    adapter = load_task(task if task_file_for(task) is None else None, task_file_for(task))
+    defaults = LoopConfig(task_id=task)
+    return {
+        "rounds": defaults.rounds,
+        "samples": defaults.samples,
+        "steps_per_candidate": adapter.training.loop_steps,
+        "eval_seeds": eval_seeds,
+        "algo": adapter.training.algo,
+    }
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def measure(task: str, seeds: list[int], eval_seeds: int) -> Path:
+    TASK_RESULTS.mkdir(parents=True, exist_ok=True)
+    path = TASK_RESULTS / f"{task}.json"
+    earlier = json.loads(path.read_text()) if path.exists() else {"seeds": []}
+    rows = [r for r in earlier["seeds"] if r["seed"] not in seeds]
+    with tempfile.TemporaryDirectory() as runs_dir:
+        for seed in seeds:
+            rows.append(run_seed(task, seed, eval_seeds, Path(runs_dir)))
+            print(json.dumps(rows[-1]), flush=True)
+            record = {
+                "task": task,
+                "budgets": budgets(task, eval_seeds),
+                "machine": machine(),
+                "seeds": sorted(rows, key=lambda r: r["seed"]),
+            }
+            path.write_text(json.dumps(record, indent=2) + "\n")  # after every seed: nothing lost
+    return path
+
+
+def _mean_sd(values: list[float]) -> str:
+    if not values:
+        return "-"
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.fmean(values):.4g} ± {sd:.2g}"
+
+
+def verdict(best: list[float], human: list[float]) -> tuple[str, bool, bool]:
+    """(best - human, as text), beyond the noise, and at least as good within it."""
+    if len(best) < 2 or len(human) < 2:
+        return "-", False, False
+    diff = statistics.fmean(best) - statistics.fmean(human)
+    se = math.sqrt(statistics.variance(best) / len(best) + statistics.variance(human) / len(human))
+    return f"{diff:+.3g} (2 SE {2 * se:.2g})", diff > 2 * se, diff > -2 * se
+
+
+def table() -> str:
+    lines = [
+        "| task | seeds | budget per candidate | best (fresh seeds) | human | sparse | "
+        "human-normalised | best - human | beyond noise | as good | wall per seed | steps per seed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for path in sorted(TASK_RESULTS.glob("*.json")):
+        record = json.loads(path.read_text())
+        rows = record["seeds"]
+        best = [v for r in rows for v in r["best"]]
+        human = [v for r in rows for v in r["human"]]
+        sparse = [v for r in rows for v in r["sparse"]]
+        scores = [
+            r["human_normalized_score"] for r in rows if r["human_normalized_score"] is not None
+        ]
+        diff, beyond, as_good = verdict(best, human)
+        b = record["budgets"]
+        lines.append(
+            f"| {record['task']} | {', '.join(str(r['seed']) for r in rows)} | "
+            f"{b['rounds']}x{b['samples']} x {b['steps_per_candidate']:,} {b['algo']}, "
+            f"eval {b['eval_seeds']} seeds | {_mean_sd(best)} | {_mean_sd(human)} | "
+            f"{_mean_sd(sparse)} | {_mean_sd(scores)} | {diff} | {'yes' if beyond else 'no'} | "
+            f"{'yes' if as_good else 'no'} | "
+            f"{statistics.fmean(r['wall_s'] for r in rows) / 60:.1f} min | "
+            f"{statistics.fmean(r['training_steps'] for r in rows):,.0f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_table() -> None:
+    text = table()
+    (RESULTS / "quality.md").write_text(text)
+    doc = DOC.read_text()
+    if TABLE_START in doc and TABLE_END in doc:
+        pattern = re.compile(re.escape(TABLE_START) + ".*?" + re.escape(TABLE_END), re.DOTALL)
+        DOC.write_text(pattern.sub(lambda _: f"{TABLE_START}\n{text}{TABLE_END}", doc))
+    print(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--task", help="a built-in task id, or an example task file's name")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--eval-seeds", type=int, default=LoopConfig(task_id="").eval_seeds)
+    parser.add_argument("--table", action="store_true", help="assemble the table from the results")
+    args = parser.parse_args()
+    if not args.task and not args.table:
+        parser.error("give --task TASK to measure one task, or --table to assemble the table")
+    if args.task:
+        print(f"wrote {measure(args.task, args.seeds, args.eval_seeds)}")
+    write_table()
+
+
+if __name__ == "__main__":
+    main()
