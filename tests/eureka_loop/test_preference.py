@@ -12,7 +12,13 @@ from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import Episode
 from rewardsmith.eureka_loop.bank import TrajectoryBank, keep_indices, seed_bank
 from rewardsmith.eureka_loop.extract import extract_code
-from rewardsmith.eureka_loop.preference_scoring import Scores, agreement, assess, clear_pairs, tpe_share
+from rewardsmith.eureka_loop.preference_scoring import (
+    Scores,
+    agreement,
+    assess,
+    clear_pairs,
+    tpe_share,
+)
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.store import RunStore
