@@ -1,7 +1,8 @@
 """An in-process stand-in for an LLM, for the fast test tier: scripted replies, no server, no
 litellm. The loop calls it exactly as it calls `LLMClient` (`ChatModel.complete`), so the
 designer, the critic's review and the analyzer's summary run their real code around it; the
-HTTP path through litellm is covered by the slow tier's scripted server (tests/llm_server.py).
+HTTP path through litellm is covered by tests/eureka_loop/test_llm.py and the slow tier,
+against the scripted server (tests/llm_server.py).
 """
 
 from __future__ import annotations
