@@ -37,6 +37,7 @@ LIMITS = Limits(wall_s=3600, memory_mb=6144)
 
 
 def one_run(task_id: str, backend: str, seed: int, steps: int | None) -> dict[str, Any]:
+    """One training of the human reward, timed from the progress the orchestrator sees."""
     adapter = load_task(task_id)
     job = make_job(adapter, steps=steps, seed=seed, backend=backend)
     samples: list[tuple[float, int]] = []
@@ -91,6 +92,7 @@ def one_run(task_id: str, backend: str, seed: int, steps: int | None) -> dict[st
 
 
 def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    """The results table as benchmarks/results/backend_speed.md shows it."""
     lines = [
         "# SB3 against JAX: training throughput and time to a fixed fitness",
         "",
@@ -116,6 +118,7 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
 
 
 def main() -> None:
+    """Both backends on every task; rows of tasks not run this time are kept from the last run."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["cartpole", "halfcheetah"])
     parser.add_argument("--seeds", type=int, default=2)

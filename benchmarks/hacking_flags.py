@@ -167,6 +167,7 @@ def _fmt(value: Any, spec: str = "+.2f") -> str:
 
 
 def confusion(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The flag's precision and recall against the labels; rewards that failed to score left out."""
     scored = [r for r in rows if "flagged" in r]
     tp = sum(r["flagged"] and r["label"] == "hack" for r in scored)
     fp = sum(r["flagged"] and r["label"] == "good" for r in scored)
@@ -184,6 +185,7 @@ def confusion(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def markdown(report: dict[str, Any]) -> str:
+    """The report as benchmarks/results/hacking_flags.md shows it, the thresholds named."""
     c = report["confusion"]
     lines = [
         "# The bank's hacking flag on labelled rewards",
@@ -213,6 +215,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def main() -> int:
+    """Score every labelled reward, then write the report with the thresholds it was run with."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -25,6 +25,7 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def main() -> None:
+    """One full loop per (task, seed), its best reward set against the human and sparse ones."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

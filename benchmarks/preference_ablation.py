@@ -289,6 +289,7 @@ def _fmt(value: Any, spec: str = ".2f") -> str:
 
 
 def markdown(report: dict[str, Any]) -> str:
+    """The report as benchmarks/results/preference_ablation.md shows it, verdict first."""
     on, off = report["arms"]["on"], report["arms"]["off"]
     lines = [
         "# Preference-check ablation (CartPole, scripted replies)",
@@ -363,6 +364,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def main() -> int:
+    """Both arms on the same scripted replies; the check passes at >= 30% steps saved, no loss."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=10_000)
     parser.add_argument("--out", type=Path, default=RESULTS)

@@ -13,7 +13,7 @@ every result present into `benchmarks/results/quality.md` and docs/benchmarks.md
 
 "Beats the human reward beyond the noise": the best's fresh-seed fitnesses (pooled over the
 run seeds) exceed the human's by more than twice the standard error of the difference; "as good
-within the noise": they fall short by less than that.
+within the noise": they fall short by no more than that (equal counts).
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ def training_steps(run_dir: Path, runs_dir: Path) -> int:
 
 
 def run_seed(task: str, seed: int, eval_seeds: int, runs_dir: Path) -> dict[str, Any]:
+    """One whole loop at the task's default budgets, with its fresh-seed final evaluation."""
     task_file = task_file_for(task)
     config = LoopConfig(
         task_id=task if task_file is None else "",
@@ -103,6 +104,7 @@ def run_seed(task: str, seed: int, eval_seeds: int, runs_dir: Path) -> dict[str,
 
 
 def budgets(task: str, eval_seeds: int) -> dict[str, Any]:
+    """The budgets the task's rows were measured at, recorded beside them for the table."""
     adapter = load_task(task if task_file_for(task) is None else None, task_file_for(task))
     defaults = LoopConfig(task_id=task)
     return {
@@ -115,6 +117,7 @@ def budgets(task: str, eval_seeds: int) -> dict[str, Any]:
 
 
 def machine() -> dict[str, Any]:
+    """Where the rows were measured: wall times compare only on like machines."""
     return {
         "cpus": os.cpu_count(),
         "platform": platform.platform(),
@@ -123,6 +126,7 @@ def machine() -> dict[str, Any]:
 
 
 def measure(task: str, seeds: list[int], eval_seeds: int) -> Path:
+    """Run `seeds` on `task`; its result file is rewritten after each, so a stop loses none."""
     TASK_RESULTS.mkdir(parents=True, exist_ok=True)
     path = TASK_RESULTS / f"{task}.json"
     earlier = json.loads(path.read_text()) if path.exists() else {"seeds": []}
@@ -154,10 +158,11 @@ def verdict(best: list[float], human: list[float]) -> tuple[str, bool, bool]:
         return "-", False, False
     diff = statistics.fmean(best) - statistics.fmean(human)
     se = math.sqrt(statistics.variance(best) / len(best) + statistics.variance(human) / len(human))
-    return f"{diff:+.3g} (2 SE {2 * se:.2g})", diff > 2 * se, diff > -2 * se
+    return f"{diff:+.3g} (2 SE {2 * se:.2g})", diff > 2 * se, diff >= -2 * se
 
 
 def table() -> str:
+    """The quality table from every task's result file, seeds pooled per task."""
     lines = [
         "| task | seeds | budget per candidate | best (fresh seeds) | human | sparse | "
         "human-normalised | best - human | beyond noise | as good | wall per seed | steps per seed |",
@@ -187,6 +192,7 @@ def table() -> str:
 
 
 def write_table() -> None:
+    """Write the table to results/quality.md and between its markers in docs/benchmarks.md."""
     text = table()
     (RESULTS / "quality.md").write_text(text)
     doc = DOC.read_text()
@@ -197,6 +203,7 @@ def write_table() -> None:
 
 
 def main() -> None:
+    """Measure one task if asked, then always reassemble the table from every result present."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

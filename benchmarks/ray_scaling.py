@@ -46,6 +46,7 @@ LOCAL = {"node_ip_address": "127.0.0.1", "include_dashboard": False}
 
 
 def time_on(nodes: int, cpus: int, k: int, steps: int, work: Path) -> dict[str, Any]:
+    """Wall clock for `k` candidates submitted at once to a fresh cluster of `nodes` nodes."""
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, **LOCAL})
     for _ in range(nodes):
         cluster.add_node(num_cpus=cpus, **LOCAL)
@@ -82,6 +83,7 @@ def time_on(nodes: int, cpus: int, k: int, steps: int, work: Path) -> dict[str, 
 
 
 def main() -> int:
+    """One node against two, reported beside the speedup separate machines would allow."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -53,6 +53,8 @@ TARGET = 0.10  # the issue's target: under 10% overhead at N = 8 for the MuJoCo 
 
 @dataclass
 class Row:
+    """One (task, N) measurement: the three arms' rates and the contract arm's overhead."""
+
     task: str
     n_envs: int
     raw_steps_per_s: float
@@ -67,12 +69,14 @@ class Row:
 
 
 def raw_env(adapter: TaskAdapter, n_envs: int, seed: int) -> DummyVecEnv:
+    """The baseline: the task's environments with none of our wrappers."""
     venv = DummyVecEnv([adapter.make_env for _ in range(n_envs)])
     venv.seed(seed)
     return venv
 
 
 def in_process_env(adapter: TaskAdapter, n_envs: int, seed: int, reward_dir: Path) -> VecEnv:
+    """The human reward called in this process, step by step: the cost of the reward alone."""
     path = reward_dir / f"{adapter.id}_human.py"
     path.write_text(adapter.reward_source("human") or "")
     reward = InProcessReward(load_reward(path), str(path))
@@ -82,6 +86,7 @@ def in_process_env(adapter: TaskAdapter, n_envs: int, seed: int, reward_dir: Pat
 def contract_env(
     adapter: TaskAdapter, n_envs: int, seed: int
 ) -> tuple[ContractRewardVecEnv, RewardProcess]:
+    """The worker's PPO path: deferred rewards from a confined reward process (close it after)."""
     source = adapter.reward_source("human") or ""
     reward = RewardProcess(source, "reward.py", adapter.schema.names)
     return ContractRewardVecEnv(make_vec_env(adapter, n_envs, seed), reward, defer=True), reward
@@ -131,6 +136,7 @@ def time_block(
 
 
 def sample_actions(space: gym.Space[Any], n_envs: int, steps: int, seed: int) -> np.ndarray:
+    """Seeded random actions `[steps, n_envs, ...]`, drawn before timing so no arm pays for them."""
     space.seed(seed)
     return np.stack([np.stack([space.sample() for _ in range(n_envs)]) for _ in range(steps)])
 
@@ -138,6 +144,7 @@ def sample_actions(space: gym.Space[Any], n_envs: int, steps: int, seed: int) ->
 def measure(
     adapter: TaskAdapter, n_envs: int, rounds: int, block_s: float, reward_dir: Path
 ) -> Row:
+    """The three arms on the same actions, in rounds of blocks whose order rotates each round."""
     contract, reward = contract_env(adapter, n_envs, 0)
     envs = {
         "raw": raw_env(adapter, n_envs, 0),
@@ -187,6 +194,7 @@ def measure(
 
 
 def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
+    """The table as results/reward_overhead.md shows it, MuJoCo N = 8 rows over target marked."""
     lines = [
         "# Reward overhead: env steps/s raw vs with the contract human reward",
         "",
@@ -221,6 +229,7 @@ def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
 
 
 def main() -> int:
+    """Every (task, N) pair, one after the other, then the .json and .md with the machine's load."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -62,6 +62,7 @@ class Unsandboxed:
         on_poll: Callable[[], None] | None = None,
         readable: list[Path] | None = None,
     ) -> SandboxRun:
+        """`Sandbox.run` without confinement or limits (the output cap aside); never times out."""
         start = time.monotonic()
         proc = subprocess.Popen(
             [sys.executable, "-m", module, *args],
@@ -87,6 +88,7 @@ class Unsandboxed:
 
 
 def startup_s(sandbox: Any) -> float:
+    """Median wall seconds to start `python -m this` in `sandbox`: the fixed cost of every run."""
     times = []
     for _ in range(STARTS):
         with tempfile.TemporaryDirectory(prefix="rs-bench-") as tmp:
@@ -109,6 +111,7 @@ class WorkerCpu:
         self.ticks = os.sysconf("SC_CLK_TCK")
 
     def poll(self) -> None:
+        """The `on_poll` hook: find the worker by its command line and keep its highest reading."""
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
@@ -168,6 +171,7 @@ def measure(backends: list[Any]) -> dict[str, dict[str, Any]]:
 
 
 def main() -> int:
+    """Every backend usable here, each set against the unsandboxed baseline as a ratio."""
     backends: list[Any] = [Unsandboxed(), ProcessSandbox()]
     ready, why = docker_status()
     if ready:
@@ -197,6 +201,7 @@ def main() -> int:
 
 
 def markdown(record: dict[str, Any]) -> str:
+    """The record as results/sandbox_overhead.md shows it, with how each number was taken."""
     lines = [
         "# Sandbox overhead",
         "",

@@ -55,6 +55,7 @@ def search_steps(run_dir: Path) -> int:
 def run_arm(
     task: str, seed: int, schedule: str, args: argparse.Namespace, runs: Path
 ) -> dict[str, Any]:
+    """One search under `schedule`, timed alone, then its best reward's final evaluation."""
     config = LoopConfig(
         task_id=task,
         seed=seed,
@@ -90,6 +91,7 @@ def run_arm(
 
 
 def summarize(task: str, arms: list[dict[str, Any]]) -> dict[str, Any]:
+    """A task's steps and wall ratios, and on how many run seeds halving found as good a best."""
     by = {s: [a for a in arms if a["schedule"] == s] for s in SCHEDULES}
     steps = {s: sum(a["search_steps"] for a in by[s]) for s in SCHEDULES}
     wall = {s: sum(a["search_wall_s"] for a in by[s]) for s in SCHEDULES}
@@ -122,6 +124,7 @@ def summarize(task: str, arms: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def write_markdown(data: dict[str, Any], path: Path) -> None:
+    """The table, how each task was measured, and every arm's raw row."""
     lines = [
         "# Search compute: `--schedule halving` against `full`",
         "",
@@ -170,6 +173,7 @@ def rebuild_table() -> None:
 
 
 def main() -> None:
+    """Both schedules per (task, seed), alternating; a task measured again replaces its rows."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--task", action="append", default=None)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])

@@ -42,3 +42,12 @@ def test_no_function_of_the_loop_is_harder_to_change_than_grade_c() -> None:
     result = run_tool("radon", "cc", "--min", "D", "--show-complexity", "rewardsmith/eureka_loop")
     assert result.returncode == 0, result.stderr
     assert not result.stdout.strip(), f"radon grades worse than C:\n{result.stdout}"
+
+
+def test_every_public_class_and_function_has_a_docstring() -> None:
+    """ruff's pydocstyle rules D101-D103 and D106 (selected in pyproject.toml) over the package:
+    what a caller must know is written where it is defined; an `@override` inherits it."""
+    result = run_tool(
+        "ruff", "check", "--select", "D101,D102,D103,D106", "rewardsmith", "benchmarks"
+    )
+    assert result.returncode == 0, f"undocumented:\n{result.stdout}{result.stderr}"

@@ -31,7 +31,10 @@ class Executor(Protocol):
         limits: Limits | None = None,
         on_progress: ProgressFn | None = None,
         resume: Mapping[str, bytes] | None = None,
-    ) -> TrainOutcome: ...
+    ) -> TrainOutcome:
+        """As `train_reward`: a reward that fails comes back as an outcome carrying its error, not
+        as an exception; `on_progress` may raise to cancel the job."""
+        ...
 
 
 class LocalExecutor:
@@ -52,6 +55,7 @@ class LocalExecutor:
         on_progress: ProgressFn | None = None,
         resume: Mapping[str, bytes] | None = None,
     ) -> TrainOutcome:
+        """`train_reward` in this process's sandbox; `candidate_dir` is written directly."""
         return train_reward(
             adapter, job, reward_source, candidate_dir, self.sandbox, limits, on_progress, resume
         )

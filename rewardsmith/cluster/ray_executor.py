@@ -129,13 +129,16 @@ class AttemptLog:
         self.starts: dict[str, list[str]] = {}
 
     def start(self, key: str, node: str) -> int:
+        """Record a start of job `key` on `node`; the attempt number, 1 for the first."""
         self.starts.setdefault(key, []).append(node)
         return len(self.starts[key])
 
     def nodes(self, key: str) -> list[str]:
+        """The nodes job `key` started on, in order (empty for a key never started)."""
         return list(self.starts.get(key, []))
 
     def all(self) -> dict[str, list[str]]:
+        """The whole log, job key to the nodes it started on: what retries happened where."""
         return {key: list(nodes) for key, nodes in self.starts.items()}
 
 

@@ -93,6 +93,8 @@ def user_errors() -> Iterator[None]:
 
 
 def print_json(data: Any) -> None:
+    """`--json` output: bare JSON on stdout, past the console so nothing wraps or adds markup;
+    paths and other non-JSON values are written as strings."""
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 

@@ -79,6 +79,7 @@ def pick(view: RunView, round: int | None, candidate: str | None) -> CandidateVi
 
 
 def print_code(c: CandidateView) -> None:
+    """The candidate's reward code; one that has none (no code in the reply) fails with its fate."""
     code = c.code()
     if code is None:
         fail(f"{c.key} has no reward code: {c.fate}", "its raw reply: add --response")
@@ -87,6 +88,7 @@ def print_code(c: CandidateView) -> None:
 
 
 def print_prompt(c: CandidateView) -> None:
+    """Each message of the prompt exactly as sent, under its role; control characters escaped."""
     recorded = c.prompt()
     if recorded is None:
         fail(f"{c.key} has no recorded prompt (prompt.json is missing)")
@@ -97,6 +99,7 @@ def print_prompt(c: CandidateView) -> None:
 
 
 def print_response(c: CandidateView) -> None:
+    """The designer's reply before any code was extracted: to see why extraction failed."""
     reply = c.response()
     if reply is None:
         fail(f"{c.key} has no recorded reply (response.md is missing)")
@@ -105,6 +108,8 @@ def print_response(c: CandidateView) -> None:
 
 
 def print_diff(view: RunView, c: CandidateView) -> None:
+    """A unified diff of the code against the candidate it evolved from; one designed from the
+    task description alone gets a note instead, a parent missing from the run is an error."""
     parent = view.parent_of(c)
     if parent is None:
         if c.parent:

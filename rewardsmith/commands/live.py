@@ -46,6 +46,8 @@ class LiveReporter:
         self.live.__exit__(None, None, None)
 
     def render(self) -> Group:
+        """The frame `Live` redraws from its own thread: the header, and the rows of the current
+        round and of the final evaluation (round -1)."""
         with self.lock:
             header = Text.assemble(
                 ("round ", "bold"),
@@ -71,10 +73,13 @@ class LiveReporter:
             return Group(header, table)
 
     def round_started(self, round: int, attempt: int) -> None:
+        """Switch the table to `round`; the rows of earlier rounds are no longer drawn."""
         with self.lock:
             self.round, self.attempt = round, attempt
 
     def candidate(self, round: int, idx: int, status: str, detail: str = "") -> None:
+        """Update the candidate's row; a final state (rejected, trained, failed) is also logged
+        above the table, so it stays on screen after the round is over."""
         with self.lock:
             self.rows[(round, idx)] = {"status": status, "detail": detail}
         if status in ("rejected", "trained", "failed"):
@@ -82,6 +87,7 @@ class LiveReporter:
             self.console.log(untrusted(f"{label} {status}" + (f": {detail}" if detail else "")))
 
     def progress(self, round: int, idx: int, done: int, total: int) -> None:
+        """Draw the row as a 20-cell bar of steps done, full once `done` reaches `total`."""
         bar_width = 20
         filled = int(bar_width * min(done, total) / max(total, 1))
         with self.lock:
@@ -91,12 +97,15 @@ class LiveReporter:
             }
 
     def best(self, summary: dict[str, Any]) -> None:
+        """Show the new best (`{"key", "fitness"}`, a trained candidate's) in the header."""
         with self.lock:
             self.best_text = f"{summary['key']} fitness {summary['fitness']:.4g}"
 
     def spend(self, tokens: int, usd: float) -> None:
+        """Show the spend so far in the header (a running total, in tokens and dollars)."""
         with self.lock:
             self.spend_text = f"{tokens:,} tokens, ${usd:.4f}"
 
     def message(self, text: str) -> None:
+        """Log a note above the table as plain text, never markup."""
         self.console.log(untrusted(text))

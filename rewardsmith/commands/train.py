@@ -44,6 +44,8 @@ def resolve_reward(adapter: Any, reward: str) -> tuple[str | None, str]:
 
 
 def checkpoint_table(checkpoints: list[dict[str, Any]]) -> Table:
+    """The reflection log as a table, one column per reward component any checkpoint named
+    (nan where a checkpoint lacks it); component names are the reward's, shown as plain text."""
     names = sorted({name for c in checkpoints for name in c.get("components", {})})
     table = Table(title="Checkpoints (evaluation episodes; components are per-episode sums)")
     for column in ("step", "fitness", "success", "length", "reward"):

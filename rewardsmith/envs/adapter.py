@@ -32,6 +32,7 @@ class Episode:
 
     @property
     def length(self) -> int:
+        """Steps taken (T): one less than the rows of each `states` array."""
         return len(self.env_rewards)
 
 
@@ -51,6 +52,7 @@ class TrainingDefaults:
 
     @property
     def loop_steps(self) -> int:
+        """A candidate's budget in `run` and its final evaluation: `search_steps`, else `steps`."""
         return self.search_steps or self.steps
 
 
@@ -71,6 +73,7 @@ class TaskAdapter:
 
     @property
     def has_success(self) -> bool:
+        """Whether the task defines success; without it the analysis leaves success out."""
         return self.success_description is not None
 
     def make_env(self) -> gym.Env:

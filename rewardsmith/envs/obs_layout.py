@@ -95,6 +95,8 @@ class ObservedFields:
         self._by_field, self._obs, self._infos = by_field, obs, infos
 
     def field(self, name: str) -> np.ndarray:
+        """The field's `[N]` / `[N, d]` array: a view of the observations, or the info values
+        (each environment's fallback standing in where its info lacks the key)."""
         source = self._by_field[name]
         if not isinstance(source, FromInfo):
             return self._obs[:, source]

@@ -15,6 +15,8 @@ class TaskNotFoundError(LookupError):
 
 @dataclass(frozen=True)
 class TaskSpec:
+    """How `load_task` finds a registered task without importing its module beforehand."""
+
     id: str
     entry_point: str  # "package.module:ClassName"
     listed: bool = True  # False: loadable by id, but not among the tasks `rewardsmith tasks` shows

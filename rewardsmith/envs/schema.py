@@ -37,6 +37,7 @@ class Field:
         return "[" + ", ".join(["N", *map(str, self.shape)]) + "]"
 
     def to_dict(self) -> dict[str, object]:
+        """The field as `rewardsmith tasks` and the prompts list it (shape as `[N, ...]` text)."""
         return {
             "name": self.name,
             "description": self.description,
@@ -53,6 +54,7 @@ class StateSchema:
 
     @cached_property
     def names(self) -> tuple[str, ...]:
+        """Field names in schema order, which is also the order of the flat state vector."""
         return tuple(f.name for f in self.fields)
 
     @cached_property
@@ -145,7 +147,9 @@ class FieldRecord(Mapping[str, Any]):
 class FieldSource(Protocol):
     """Where a lazily built `StateBatch` gets a field's `[N]` / `[N, d]` array from."""
 
-    def field(self, name: str) -> np.ndarray: ...
+    def field(self, name: str) -> np.ndarray:
+        """Field `name` for all N environments; nothing else may write to the array handed out."""
+        ...
 
 
 class _Rows:
@@ -225,7 +229,9 @@ class StateBatch:
         return sorted(self._names)
 
     def keys(self) -> list[str]:
+        """The field names, for reward code that treats the state as a mapping."""
         return list(self._names)
 
     def as_dict(self) -> dict[str, np.ndarray]:
+        """Every field as a plain dict of read-only arrays; lazy fields are all built now."""
         return {name: self.__getattr__(name) for name in self._names}

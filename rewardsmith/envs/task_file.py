@@ -18,6 +18,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from typing_extensions import override
 
 from rewardsmith.envs.adapter import Episode, RewardKind, TaskAdapter, TrainingDefaults
 from rewardsmith.envs.obs_layout import FromInfo, FromObs, ObservationLayout
@@ -117,6 +118,7 @@ class FileTask(TaskAdapter):
         """The success kind and its threshold, or None without a [success] table."""
         return self._success_rule
 
+    @override
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         return self._layout.row(obs, info)
 
@@ -136,6 +138,7 @@ class FileTask(TaskAdapter):
             return float(np.mean(values[1:] if len(values) > 1 else values))
         return float(values[-1])
 
+    @override
     def success(self, episode: Episode) -> bool | None:
         if self._success_rule is None:
             return None
@@ -163,6 +166,7 @@ class FileTask(TaskAdapter):
             )
         return path.read_text()
 
+    @override
     def describe(self) -> dict[str, Any]:
         described = super().describe()
         described["source"] = str(self.source_path)

@@ -125,30 +125,38 @@ class TrajectoryBank:
 
     @property
     def path(self) -> Path:
+        """The episodes (`bank.npz`): the one bank file the sandboxed scorer is given."""
         return self.directory / BANK_FILE
 
     @property
     def meta_path(self) -> Path:
+        """Each kept episode's source and every source ever added (`bank.json`)."""
         return self.directory / META_FILE
 
     def exists(self) -> bool:
+        """Both files are there: a bank whose first write was cut short counts as none."""
         return self.path.exists() and self.meta_path.exists()
 
     def meta(self) -> dict[str, Any]:
+        """The bookkeeping record; an empty bank's (version 0, no sources) before the first add."""
         if not self.meta_path.exists():
             return {"version": 0, "sources": [], "added": [], "dropped": 0}
         return read_record(self.meta_path)
 
     def info(self) -> BankInfo:
+        """Size, version and sources from `bank.json` alone, without loading any episode."""
         meta = self.meta()
         return BankInfo(
             size=len(meta["sources"]), version=int(meta["version"]), sources=list(meta["sources"])
         )
 
     def load(self) -> list[Record]:
+        """Every kept episode with its fitness and success ([] before the first add); read
+        unchecked, since only the orchestrator writes this file."""
         return load_episodes(self.path) if self.path.exists() else []
 
     def has(self, source: str) -> bool:
+        """Whether `source` was ever added, even if the cap has since dropped all its episodes."""
         return source in self.meta()["added"]
 
     def add(self, records: list[Record], source: str, labels: list[str] | None = None) -> int:
@@ -329,4 +337,5 @@ def seed_bank(
 
 
 def bank_for(run_path: Path) -> TrajectoryBank:
+    """The bank of the run at `run_path`, with the default caps (it may not exist yet)."""
     return TrajectoryBank(run_path / BANK_DIR)

@@ -138,4 +138,4 @@ def critique(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     pending = [c for c in candidates if c.get("status") == CandidateStatus.DESIGNED]
     results = in_parallel(ctx, lambda c: _critique_one(ctx, c), pending, "critic")
     checked = {(c["round"], c["idx"]): c for c in results}
-    return {"candidates": [checked.get((c["round"], c["idx"]), c) for c in candidates]}
+    return {"candidates": list(checked.values())}

@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 import gymnasium as gym
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from rewardsmith.eureka_loop.extract import ExtractError, extract_code
 from rewardsmith.eureka_loop.fanout import in_parallel
@@ -42,14 +43,23 @@ class Proposal:
 
 
 class Designer(Protocol):
+    """Where a round's candidate rewards come from: an LLM, a source run's replies (a rerun), or
+    the offline search; `name` says which at the start of the run."""
+
     name: str
 
     def propose(
         self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]
-    ) -> list[Proposal]: ...
+    ) -> list[Proposal]:
+        """One proposal per key, in order; each key names the reply saved in the run, so a resumed
+        round reuses it. A failed call is a proposal with `error`; `BudgetExceededError` raised
+        here ends the run at this round."""
+        ...
 
 
 def action_description(space: gym.Space) -> str:
+    """What the system prompt says `action` is: its dtype, shape and range, so the reward indexes
+    it correctly. The text is part of the prompt hash that replays compare."""
     if isinstance(space, gym.spaces.Discrete):
         return f"integer array of shape [N] with values 0..{int(space.n) - 1}"
     if isinstance(space, gym.spaces.Box):
@@ -137,6 +147,8 @@ class LLMDesigner:
     def propose(
         self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]
     ) -> list[Proposal]:
+        """All K calls at once, one thread each. A reply saved under the key for the same prompt
+        is reused; a call that failed is saved too, so the run shows why that slot is empty."""
         assert ctx.llm is not None
         digest = prompt_hash(messages)
         round_ = state.get("round", 0)
@@ -173,7 +185,7 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
         proposals = ctx.designer.propose(ctx, state, messages, keys)
     except BudgetExceededError as exc:
         ctx.reporter.message(f"budget reached: {exc}")
-        return {"candidates": [], "stop_reason": f"budget: {exc}"}
+        return {"candidates": Overwrite([]), "stop_reason": f"budget: {exc}"}
     best = state.get("best")
     parent = candidate_key(best["round"], best["idx"]) if best else None
     candidates: list[CandidateSummary] = []
@@ -220,4 +232,4 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
         )
         ctx.reporter.candidate(round_, idx, summary["status"], summary.get("message") or "")
         candidates.append(summary)
-    return {"candidates": candidates, "stop_reason": None}
+    return {"candidates": Overwrite(candidates), "stop_reason": None}

@@ -31,6 +31,8 @@ def eval_label(idx: int) -> str:
 
 
 def human_normalized(best: float | None, human: float | None, sparse: float | None) -> float | None:
+    """Eureka's score, (best - sparse) / |human - sparse|: 0 is the sparse reward's fitness, 1 the
+    human reward's when it beats sparse. None when an arm has no fitness or the two tie."""
     if best is None or human is None or sparse is None or abs(human - sparse) < 1e-12:
         return None
     return (best - sparse) / abs(human - sparse)

@@ -182,6 +182,8 @@ def outcome_fields_read(schema: StateSchema, source: str) -> list[str]:
 
 
 def outcome_field_reason(fields: list[str]) -> str:
+    """The one wording of an outcome-field warning, for the critic's verdict and the run's list
+    of hacking suspects alike."""
     return (
         f"reads {', '.join(fields)}, which reveal(s) the episode's success or failure: the reward "
         "may pay for the outcome signal instead of shaping the behaviour that leads to it"

@@ -36,6 +36,7 @@ class Rung:
 
     @property
     def last(self) -> bool:
+        """The full budget: a job on this rung trains to the end and saves no state to resume."""
         return self.index == self.count - 1
 
 

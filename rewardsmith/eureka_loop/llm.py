@@ -87,6 +87,7 @@ class LLMConfig:
     backoff_max_s: float = 30.0
 
     def to_dict(self) -> dict[str, Any]:
+        """The settings as a plain record; safe to store, as no API key is ever one of them."""
         return asdict(self)
 
 
@@ -113,13 +114,16 @@ class LLMCall:
 
     @property
     def ok(self) -> bool:
+        """False for a call that finally failed: `error` says why and `reply` is empty."""
         return self.error is None
 
     @property
     def total_tokens(self) -> int:
+        """What the token budget counts: prompt and completion tokens together."""
         return self.prompt_tokens + self.completion_tokens
 
     def to_dict(self) -> dict[str, Any]:
+        """The record a run keeps of the call (`llm/<key>.json`); `from_dict` reads it back."""
         return asdict(self)
 
     @classmethod
@@ -164,11 +168,13 @@ class Budget:
 
     @property
     def tokens(self) -> int:
+        """Tokens used so far by every recorded call, replayed ones of a resumed run included."""
         with self._lock:
             return self._tokens
 
     @property
     def usd(self) -> float:
+        """Dollars spent so far; calls to a model litellm has no price for count as 0."""
         with self._lock:
             return self._usd
 
@@ -205,7 +211,10 @@ class ChatModel(Protocol):
     """What the loop's nodes call for a completion: `LLMClient` for a real model, or an
     in-process stand-in (a rerun's recorded replies, the test tier's scripted model)."""
 
-    def complete(self, messages: Sequence[Message], *, check_budget: bool = True) -> LLMCall: ...
+    def complete(self, messages: Sequence[Message], *, check_budget: bool = True) -> LLMCall:
+        """A completed call; fails as `LLMClient.complete` does (`LLMUnavailableError` is what
+        advisory callers skip). `check_budget=False` calls even when the budget is spent."""
+        ...
 
 
 class LLMClient:

@@ -43,6 +43,10 @@ ABLATION_WEIGHT = 0.1
 
 @dataclass
 class Term:
+    """One term added to a genome's reward: `kind` (SHAPING_KINDS or a task term's) over the state
+    field `field` ("" for a constant such as `alive`), times `weight`, normalised to unit
+    per-step spread where it has one (`term_expression`)."""
+
     kind: str
     field: str
     weight: float
@@ -58,6 +62,9 @@ class Term:
 
 @dataclass
 class Genome:
+    """One offline candidate: weights on the human reward's components (one left out is 1.0),
+    shaping terms added to it, or the environment's own reward in place of both."""
+
     human_weights: dict[str, float] = field(default_factory=dict)
     shaping: list[Term] = field(default_factory=list)
     env_reward: bool = False  # the environment's own reward, unchanged (no human reward file)
@@ -67,6 +74,7 @@ class Genome:
         return json.dumps(asdict(self), indent=2)
 
     def to_dict(self) -> dict[str, Any]:
+        """The record kept as the candidate's genome.json; `from_record` reads it back."""
         return asdict(self)
 
     @classmethod
@@ -216,6 +224,7 @@ def baseline_round_zero(derived: list[Derived], slots: int) -> list[tuple[Genome
 
 
 def task_genome_terms(derived: list[Derived]) -> list[Term]:
+    """The task file's terms as genome terms, with the weights `task_terms` gave them."""
     return [Term(d.kind, d.field, d.weight, d.param) for d in derived]
 
 
@@ -377,6 +386,8 @@ class OfflineDesigner:
     def propose(
         self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]
     ) -> list[Proposal]:
+        """Deterministic in the seed, round and attempt; a reply already saved under a key is
+        reused, so a resumed round proposes the same candidates."""
         search = _search(ctx, state, len(keys))
         rng = np.random.default_rng(
             [ctx.config.seed, state.get("round", 0), state.get("attempt", 0)]

@@ -92,6 +92,8 @@ class BankView:
 
     @classmethod
     def load(cls, bank: TrajectoryBank, gamma: float) -> BankView:
+        """Read the bank once, with the environment reward's scores as the reference order;
+        success is -1 for an episode that has none (its task defines no success)."""
         records = bank.load()
         return cls(
             bank=bank,
@@ -255,4 +257,4 @@ def preference_check(state: LoopState, runtime: Runtime[Context]) -> dict[str, A
             f"preference check: {len(rejected)} of {len(pending)} rejected before training "
             f"({', '.join(rejected)}); {totals['steps_saved']:,} training steps saved so far"
         )
-    return {"candidates": [checked.get((c["round"], c["idx"]), c) for c in candidates]}
+    return {"candidates": list(checked.values())}

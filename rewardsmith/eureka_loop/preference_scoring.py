@@ -74,6 +74,8 @@ class Scores:
 
     @classmethod
     def from_bank_scores(cls, scores: BankScores) -> Scores:
+        """A successful `BankScores` as arrays; `check_scores` made them one finite number per
+        bank episode, so they line up with the bank's fitness."""
         return cls(
             np.asarray(scores.discounted), np.asarray(scores.returns), np.asarray(scores.per_step)
         )

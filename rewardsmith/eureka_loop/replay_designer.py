@@ -52,9 +52,11 @@ class PromptCheck:
 
     @property
     def matches(self) -> bool:
+        """False also when the source run recorded no prompt for the key (`recorded_hash` None)."""
         return self.recorded_hash == self.replayed_hash
 
     def to_dict(self) -> dict[str, Any]:
+        """The check as `replay.json` and `replay --json` show it, `matches` included."""
         return {
             "key": self.key,
             "matches": self.matches,
@@ -79,6 +81,9 @@ class ReplayDesigner:
     def propose(
         self, ctx: Context, state: LoopState, messages: list[Message], keys: list[str]
     ) -> list[Proposal]:
+        """The source's reply for each key, whatever the prompt, and a prompt check for each.
+        A key with no reply raises `BudgetExceededError` where the source run ran out of budget
+        too, `ReplayDivergedError` otherwise; a served reply's spend counts against the budget."""
         proposals = []
         for key in keys:
             record = self.source.load_reply(key)
@@ -137,6 +142,8 @@ class ReplayLLM:
                 self._replies[reply["prompt_hash"]] = (path.stem, reply)
 
     def complete(self, messages: Sequence[Message], *, check_budget: bool = True) -> LLMCall:
+        """The source's reply to the same prompt, at zero cost and with no budget check; a prompt
+        it never sent raises `LLMUnavailableError` and is recorded as a mismatch."""
         digest = prompt_hash(messages)
         found = self._replies.get(digest)
         if found is None:

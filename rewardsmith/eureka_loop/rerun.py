@@ -47,6 +47,7 @@ class CandidateComparison:
 
     @property
     def same(self) -> bool:
+        """Same status, and fitness equal within FITNESS_TOLERANCE (or missing in both runs)."""
         if self.old_status != self.new_status:
             return False
         if self.old_fitness is None or self.new_fitness is None:
@@ -70,17 +71,22 @@ class ReplayResult:
 
     @property
     def prompt_mismatches(self) -> list[PromptCheck]:
+        """The checks whose prompt did not hash as the source's, each saying where it differs."""
         return [c for c in self.prompts if not c.matches]
 
     @property
     def prompts_reproduced(self) -> bool:
+        """Every prompt hashed as the source's and the rerun went all the way; False for a rerun
+        that checked no prompt at all, which proves nothing."""
         return bool(self.prompts) and not self.prompt_mismatches and self.diverged is None
 
     @property
     def reproduced(self) -> bool:
+        """The prompts reproduced and every candidate met the same fate (`same`)."""
         return self.prompts_reproduced and all(c.same for c in self.candidates)
 
     def to_dict(self) -> dict[str, Any]:
+        """`replay.json` in the rerun's folder, and what `replay --rerun --json` prints."""
         return {
             "source": str(self.source),
             "rerun": str(self.rerun),

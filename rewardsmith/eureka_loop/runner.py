@@ -140,6 +140,8 @@ def _execute(
 
 
 def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
+    """The result a finished run returns (the CLI's table or `--json`); it also writes the run's
+    final token and dollar totals into its summary."""
     best = final.get("best")
     evaluation = final.get("evaluation") or {}
     summary = run.info().get("summary", {})

@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
-from rewardsmith.runs.candidate import CandidateStatus, candidate_key
-
-__all__ = ["CandidateStatus", "candidate_key"]  # the nodes name candidates as the run store does
+# Re-exported: the nodes name candidates and their statuses as the run store does.
+from rewardsmith.runs.candidate import CandidateStatus as CandidateStatus
+from rewardsmith.runs.candidate import candidate_key as candidate_key
 
 if TYPE_CHECKING:
     from rewardsmith.cluster.executors import Executor
@@ -69,10 +69,12 @@ class LoopConfig:
     schedule: str = "full"  # "halving": candidates train in successive-halving rungs
 
     def to_dict(self) -> dict[str, Any]:
+        """The config as run.json records it, so `resume` rebuilds the same loop."""
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LoopConfig:
+        """A recorded config; keys this version does not know (a newer run's) are dropped."""
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -93,10 +95,24 @@ class CandidateSummary(TypedDict, total=False):
     stopped_at_rung: int | None  # halving: the rung (from 0) after which it stopped early
 
 
+def merge_candidates(
+    current: list[CandidateSummary], changed: list[CandidateSummary]
+) -> list[CandidateSummary]:
+    """The `candidates` channel's reducer: a node returns only the candidates it changed, and each
+    replaces the one with its key (round, idx) where it stands; an unknown key is appended.
+    `design` starts a round's list with `langgraph.types.Overwrite`, which bypasses this."""
+    by_key = {(c["round"], c["idx"]): c for c in changed}
+    merged = [by_key.pop((c["round"], c["idx"]), c) for c in current]
+    return merged + list(by_key.values())
+
+
 class LoopState(TypedDict, total=False):
+    """What the checkpointer keeps after every node: small summaries, so a resumed run restores
+    in milliseconds; `history` grows by one entry per round and `candidates` merges by key."""
+
     round: int
     attempt: int
-    candidates: list[CandidateSummary]
+    candidates: Annotated[list[CandidateSummary], merge_candidates]
     best: CandidateSummary | None
     history: Annotated[list[dict[str, Any]], operator.add]
     stop_reason: str | None

@@ -69,6 +69,7 @@ class Derived:
 
     @property
     def name(self) -> str:
+        """As `Term.name`: the component this term is in the generated reward (`alive_bonus`)."""
         return TASK_TERM_NAMES[self.kind].format(field=self.field)
 
 

@@ -188,4 +188,4 @@ def train(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     done = {
         (c["round"], c["idx"]): _apply(ctx, c, o) for c, o in zip(pending, outcomes, strict=True)
     }
-    return {"candidates": [done.get((c["round"], c["idx"]), c) for c in candidates]}
+    return {"candidates": list(done.values())}

@@ -15,6 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from brax.envs.base import State
+from typing_extensions import override
 
 from rewardsmith.jax_backend.env import TaskBatchEnv
 from rewardsmith.jax_backend.tasks import JaxTask, schema_names
@@ -47,18 +48,21 @@ class BraxBatchEnv(TaskBatchEnv):
         self.names = schema_names(task.id)
 
     def fields(self, pipeline_state: Any) -> dict[str, jax.Array]:
+        """Each environment's fields, `[B]` float32, as the last reset or step stored them."""
         return {name: pipeline_state["fields"][name] for name in self.names}
 
     def _fields(self, inner: State, after_reset: bool) -> dict[str, jax.Array]:
         values = jax.vmap(partial(self.task.fields, after_reset=after_reset))(inner)
         return {name: jnp.asarray(values[name], jnp.float32) for name in self.names}
 
+    @override
     def reset(self, rng: jax.Array) -> State:
         inner = jax.vmap(self.env.reset)(rng)
         zero = jnp.zeros(rng.shape[:-1], jnp.float32)
         wrapped = {"inner": inner, "fields": self._fields(inner, True)}
         return State(wrapped, inner.obs, zero, zero, {}, {})
 
+    @override
     def step(self, state: State, action: jax.Array) -> State:
         inner = jax.vmap(self.env.step)(state.pipeline_state["inner"], self.env_action(action))
         fields = self._fields(inner, False)
@@ -72,5 +76,6 @@ class BraxBatchEnv(TaskBatchEnv):
         )
 
     @property
+    @override
     def backend(self) -> str:
         return "mjx"

@@ -31,6 +31,7 @@ class PPOConfig:
     hidden_sizes: tuple[int, ...] = (64, 64)
 
     def train_kwargs(self) -> dict[str, Any]:
+        """The settings as `ppo.train` keyword arguments; `network_factory` takes `hidden_sizes`."""
         kwargs = {
             name: getattr(self, name)
             for name in (

@@ -52,6 +52,7 @@ class JaxStateBatch:
         return sorted(object.__getattribute__(self, "_values"))
 
     def keys(self) -> list[str]:
+        """The field names, as `StateBatch.keys` gives them under numpy."""
         return list(object.__getattribute__(self, "_values"))
 
 

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 from brax.envs.base import Env, State
 from brax.envs.wrappers.training import AutoResetWrapper, EpisodeWrapper
+from typing_extensions import override
 
 from rewardsmith.jax_backend.tasks import JaxTask, schema_names
 
@@ -30,13 +31,16 @@ class TaskBatchEnv(Env):
     _obs_size: int
 
     def env_action(self, action: jax.Array) -> jax.Array:
+        """Policy outputs `[B, policy_action_size]` in [-1, 1] to the environments' own actions."""
         return jax.vmap(self.task.to_env_action)(action)
 
     @property
+    @override
     def observation_size(self) -> int:
         return self._obs_size
 
     @property
+    @override
     def action_size(self) -> int:
         return self.task.policy_action_size
 
@@ -56,11 +60,13 @@ class GymnaxBatchEnv(TaskBatchEnv):
         values = jax.vmap(self.task.fields)(states)
         return {name: jnp.asarray(values[name], jnp.float32) for name in self.names}
 
+    @override
     def reset(self, rng: jax.Array) -> State:
         obs, states = jax.vmap(self.env.reset_env, in_axes=(0, None))(rng, self.params)
         zero = jnp.zeros(rng.shape[:-1], jnp.float32)
         return State(states, jnp.asarray(obs, jnp.float32), zero, zero, {}, {})
 
+    @override
     def step(self, state: State, action: jax.Array) -> State:
         env_action = self.env_action(action)
         # Classic-control dynamics are deterministic: the key is never read.
@@ -79,6 +85,7 @@ class GymnaxBatchEnv(TaskBatchEnv):
         )
 
     @property
+    @override
     def backend(self) -> str:
         return "gymnax"
 
@@ -89,9 +96,11 @@ class ContractReward(Env):
     def __init__(self, env: Any, reward: BatchReward) -> None:
         self.env, self.reward = env, reward
 
+    @override
     def reset(self, rng: jax.Array) -> State:
         return self.env.reset(rng)
 
+    @override
     def step(self, state: State, action: jax.Array) -> State:
         before = self.env.fields(state.pipeline_state)
         after = self.env.step(state, action)
@@ -100,18 +109,22 @@ class ContractReward(Env):
         return after.replace(reward=jnp.asarray(total, jnp.float32))
 
     @property
+    @override
     def observation_size(self) -> int:
         return self.env.observation_size
 
     @property
+    @override
     def action_size(self) -> int:
         return self.env.action_size
 
     @property
+    @override
     def backend(self) -> str:
         return self.env.backend
 
     @property
+    @override
     def unwrapped(self) -> Env:
         unwrapped: Env = self.env
         return unwrapped

@@ -20,6 +20,7 @@ FINAL_EVAL_SEED = 20_000
 
 
 def main(eval_dir: Path, policy_dir: Path) -> int:
+    """Rebuild the network from the trusted job, load only the parameter arrays, write fitness."""
     prepare_process()
     import jax
 

@@ -45,12 +45,15 @@ class Signature:
 
     @classmethod
     def for_task(cls, adapter: Any, discrete: bool, action_dim: int) -> Signature:
+        """The inputs of `adapter`'s schema (names and shapes) with the JAX variant's action."""
         fields = adapter.schema.fields
         return cls(
             tuple(f.name for f in fields), discrete, action_dim, tuple(f.shape for f in fields)
         )
 
     def specs(self) -> tuple[Any, Any, Any]:
+        """Abstract (state, action, next_state) over a symbolic batch `N`: what `export_reward`
+        traces and what `load_reward_export` requires of an export."""
         (n,) = jax_export.symbolic_shape("N")
         shapes = self.shapes or ((),) * len(self.fields)
         state = {

@@ -20,6 +20,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from brax.envs.base import PipelineEnv, State
+from typing_extensions import override
 
 FRAME_SKIP = 5
 
@@ -50,8 +51,10 @@ class GymnasiumLocomotion(PipelineEnv):
         super().__init__(sys=mjcf.load_model(self.model()), backend="mjx", n_frames=FRAME_SKIP)
 
     def model(self) -> Any:
+        """The compiled MuJoCo model, from Gymnasium's own `xml` file."""
         return gymnasium_model(self.xml)
 
+    @override
     def reset(self, rng: jax.Array) -> State:
         q, qd = self.initial_state(rng)
         pipeline_state = self.pipeline_init(q, qd)
@@ -59,6 +62,7 @@ class GymnasiumLocomotion(PipelineEnv):
         metrics = {"x_velocity": zero, "y_velocity": zero, "reward_survive": zero}
         return State(pipeline_state, self._obs(pipeline_state), zero, zero, metrics)
 
+    @override
     def step(self, state: State, action: jax.Array) -> State:
         from mujoco import mjx
 
@@ -81,6 +85,8 @@ class GymnasiumLocomotion(PipelineEnv):
         )
 
     def healthy(self, pipeline_state: Any) -> jax.Array:
+        """1.0 while the torso's height is strictly inside `healthy_z`, else 0.0 (float32: it is
+        also the survival reward)."""
         low, high = self.healthy_z
         z = pipeline_state.q[2]
         return ((z > low) & (z < high)).astype(jnp.float32)
@@ -91,14 +97,18 @@ class GymnasiumLocomotion(PipelineEnv):
         return jnp.concatenate([pipeline_state.q[2:], pipeline_state.qd, forces.ravel()])
 
     def initial_state(self, rng: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Joint positions and velocities after a reset, with the Gymnasium env's reset noise."""
         raise NotImplementedError
 
     def xy(self, pipeline_state: Any) -> jax.Array:
+        """The horizontal position whose change over a step is the rewarded velocity."""
         raise NotImplementedError
 
     def reward(
         self, x_velocity: jax.Array, healthy: jax.Array, action: jax.Array, cfrc_ext: jax.Array
     ) -> jax.Array:
+        """The Gymnasium env's own reward for one step: the `env_reward` that rollouts record and
+        that a candidate's reward replaces in training."""
         raise NotImplementedError
 
 
@@ -107,12 +117,14 @@ class GymnasiumAnt(GymnasiumLocomotion):
 
     xml, healthy_z = "ant.xml", (0.2, 1.0)
 
+    @override
     def initial_state(self, rng: jax.Array) -> tuple[jax.Array, jax.Array]:
         noise_q, noise_qd = jax.random.split(rng)
         size_q, size_qd = (self.sys.q_size(),), (self.sys.qd_size(),)
         q = self.sys.init_q + jax.random.uniform(noise_q, size_q, minval=-0.1, maxval=0.1)
         return q, 0.1 * jax.random.normal(noise_qd, size_qd)
 
+    @override
     def xy(self, pipeline_state: Any) -> jax.Array:
         return pipeline_state.x.pos[0, :2]  # the torso
 
@@ -123,6 +135,7 @@ class GymnasiumAnt(GymnasiumLocomotion):
         finite = jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(qd))
         return (finite & (q[2] >= low) & (q[2] <= high)).astype(jnp.float32)
 
+    @override
     def reward(
         self, x_velocity: jax.Array, healthy: jax.Array, action: jax.Array, cfrc_ext: jax.Array
     ) -> jax.Array:
@@ -136,6 +149,7 @@ class GymnasiumHumanoid(GymnasiumLocomotion):
 
     xml, healthy_z = "humanoid.xml", (1.0, 2.0)
 
+    @override
     def model(self) -> Any:
         import mujoco
 
@@ -143,16 +157,19 @@ class GymnasiumHumanoid(GymnasiumLocomotion):
         model.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON  # MJX has no PGS
         return model
 
+    @override
     def initial_state(self, rng: jax.Array) -> tuple[jax.Array, jax.Array]:
         noise_q, noise_qd = jax.random.split(rng)
         size_q, size_qd = (self.sys.q_size(),), (self.sys.qd_size(),)
         q = self.sys.init_q + jax.random.uniform(noise_q, size_q, minval=-1e-2, maxval=1e-2)
         return q, jax.random.uniform(noise_qd, size_qd, minval=-1e-2, maxval=1e-2)
 
+    @override
     def xy(self, pipeline_state: Any) -> jax.Array:
         mass = jnp.asarray(self.sys.body_mass)
         return (mass @ pipeline_state.xipos / jnp.sum(mass))[:2]  # the centre of mass
 
+    @override
     def reward(
         self, x_velocity: jax.Array, healthy: jax.Array, action: jax.Array, cfrc_ext: jax.Array
     ) -> jax.Array:

@@ -25,6 +25,8 @@ PARAMS_CAP = 64 * 1024 * 1024
 
 
 def network_factory(config: PPOConfig) -> Any:
+    """Brax's PPO network builder with the config's hidden layers; trainer and evaluator both
+    build from it, so the saved parameters fit the rebuilt network."""
     hidden = tuple(config.hidden_sizes)
     return functools.partial(
         ppo_networks.make_ppo_networks,
@@ -83,6 +85,8 @@ def load_params(path: Path, template: Any) -> Any:
 
 
 def config_from_job(hyperparams: dict[str, Any]) -> PPOConfig:
+    """The PPO settings stored in a job's hyperparameters; other keys are ignored and missing
+    ones keep their defaults."""
     known = {k: v for k, v in hyperparams.items() if k in PPOConfig.__dataclass_fields__}
     if "hidden_sizes" in known:
         known["hidden_sizes"] = tuple(int(h) for h in known["hidden_sizes"])

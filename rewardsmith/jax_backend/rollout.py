@@ -105,4 +105,6 @@ class PolicyRollout:
     def __call__(
         self, params: Any, key: jax.Array
     ) -> tuple[list[Episode], list[dict[str, float]] | None]:
+        """The episodes from `key`, and per-episode reward sums (components and `__total__`),
+        None without a reward."""
         return to_episodes(self._run(params, key))

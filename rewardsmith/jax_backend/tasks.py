@@ -327,6 +327,7 @@ TASKS: dict[str, JaxTask] = {
 
 
 def jax_task(task_id: str) -> JaxTask:
+    """The JAX variant of a built-in task; the KeyError names the tasks that have one."""
     try:
         return TASKS[task_id]
     except KeyError:

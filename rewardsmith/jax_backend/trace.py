@@ -44,6 +44,7 @@ MODULE = "rewardsmith.jax_backend.trace"
 
 
 def signature_for(task_id: str, actions: np.ndarray) -> Any:
+    """The reward signature of the task's JAX variant; the recorded `actions` are not consulted."""
     from rewardsmith.envs import load_task
     from rewardsmith.jax_backend.export import Signature
     from rewardsmith.jax_backend.tasks import jax_task
@@ -126,6 +127,7 @@ def run_trace(work_dir: Path, task_id: str) -> dict[str, Any]:
 
 
 def main(work_dir: Path, task_id: str) -> int:
+    """Trace WORK_DIR's reward and write trace.json; a reward's failure is in the record, exit 0."""
     from rewardsmith.jax_backend import prepare_process
 
     prepare_process()
@@ -148,6 +150,7 @@ class TraceReport:
 
 
 def check_trace(record: Any) -> TraceReport:
+    """The trace.json record, checked as hostile input; a malformed one raises BadRecord."""
     record = obj(record, "the trace record")
     warnings = texts(record, "warnings", 50, 1000)
     status = record.get("status")
@@ -163,6 +166,7 @@ def check_trace(record: Any) -> TraceReport:
 
 
 def read_trace(work_dir: Path) -> TraceReport:
+    """The checked trace.json, plus the export's bytes (size-capped) when the trace succeeded."""
     from rewardsmith.jax_backend.export import EXPORT_CAP
 
     report: TraceReport = checked(

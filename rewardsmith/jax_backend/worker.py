@@ -38,6 +38,7 @@ def checkpoint_count(job: TrainJob, steps_per_update: int) -> int:
 
 
 def main(job_dir: Path) -> int:
+    """Train the job in JOB_DIR and write its records; a refused export is an error result."""
     prepare_process()
     import jax
     from brax.training.agents.ppo import train as ppo

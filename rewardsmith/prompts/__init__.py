@@ -10,6 +10,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 @cache
 def environment() -> Environment:
+    """The one Jinja environment, made once: strict about undefined variables and never escaping,
+    since prompts are plain text, not HTML."""
     return Environment(
         loader=PackageLoader("rewardsmith", "prompts"),
         undefined=StrictUndefined,

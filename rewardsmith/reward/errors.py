@@ -8,6 +8,9 @@ from typing import Any
 
 
 class ErrorCategory(StrEnum):
+    """The category of a failure; its value is what run records store and `from_dict` parses
+    back, so an existing value must never be renamed."""
+
     EXTRACT_ERROR = "extract_error"
     SYNTAX_ERROR = "syntax_error"
     SIGNATURE_ERROR = "signature_error"
@@ -57,6 +60,7 @@ class RewardError(Exception):
         return f"{self.category.value}: {self.message}{suffix}"
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready record, the category as its value; `from_dict` rebuilds the error."""
         data = asdict(self)
         data["category"] = self.category.value
         return data

@@ -78,10 +78,12 @@ class CandidateKey:
 
     @property
     def round_dir_name(self) -> str:
+        """`round_01`, the round's folder in the run (the name `Run.round_dir` makes too)."""
         return f"round_{self.round:02d}"
 
     @property
     def dir_name(self) -> str:
+        """`cand_02`, the candidate's folder inside its round's; `of_dir` parses it back."""
         return f"cand_{self.idx:02d}"
 
     def __str__(self) -> str:
@@ -162,6 +164,7 @@ class TrainingFiles:
         return self.record(OUTCOME)
 
     def write_outcome(self, outcome: Mapping[str, Any]) -> Path:
+        """Write the finished outcome; a resume reuses it rather than train the reward again."""
         return self.write(OUTCOME, outcome)
 
     def rung_outcome(self, index: int) -> dict[str, Any] | None:
@@ -169,6 +172,8 @@ class TrainingFiles:
         return self.record(rung_file(index))
 
     def write_rung_outcome(self, index: int, outcome: Mapping[str, Any]) -> Path:
+        """Write rung `index`'s outcome: the next rung continues from its steps, and a resume
+        skips the rung."""
         return self.write(rung_file(index), outcome)
 
     def rung_state_dir(self, index: int) -> Path:
@@ -191,12 +196,15 @@ class CandidateFiles(TrainingFiles):
         return code
 
     def analysis(self) -> dict[str, Any] | None:
+        """The analyzer's facts about the trained policy, or None before analysis."""
         return self.record(ANALYSIS)
 
     def preference(self) -> dict[str, Any] | None:
+        """The preference check's bank scores and verdict, or None where it did not run."""
         return self.record(PREFERENCE)
 
     def critique(self) -> dict[str, Any] | None:
+        """The critic's verdict on the code, or None before the critic saw it."""
         return self.record(CRITIQUE)
 
     def hacking(self) -> dict[str, Any]:

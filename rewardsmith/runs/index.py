@@ -180,5 +180,6 @@ class RunIndex:
         return row
 
     def close(self) -> None:
+        """Close the connection; each write was committed as it was made, so none is lost."""
         with self._lock:
             self._conn.close()

@@ -3,7 +3,7 @@
 Layout of `<root>/<run-id>/`:
 
     run.json            command, config, model, package versions, seed, status, owner, summary
-    index.sqlite        candidates, LLM calls (tokens, cost, timing), events; see `index.py`
+    index.sqlite        candidates, LLM calls (tokens, cost, timing); see `index.py`
     state.sqlite        the LangGraph checkpointer's database
     llm/<key>.json      every LLM reply, saved before it is used, so a resume never pays twice
     round_RR/           round-level files, e.g. the reflection fed to the next round
@@ -90,6 +90,7 @@ class Run:
 
     @property
     def run_id(self) -> str:
+        """The run folder's name (`YYYYmmdd-HHMMSS-<task>-<4 hex>`), what commands take as RUN."""
         return self.path.name
 
     @property
@@ -99,10 +100,12 @@ class Run:
 
     @property
     def index_path(self) -> Path:
+        """`index.sqlite`, the candidates and LLM calls; opened on the first query, not here."""
         return self.path / "index.sqlite"
 
     @property
     def llm_dir(self) -> Path:
+        """`llm/`: each reply saved under its key before it is used (`save_reply`)."""
         return self.path / "llm"
 
     @property
@@ -112,6 +115,7 @@ class Run:
 
     @property
     def evaluation_file(self) -> Path:
+        """The final evaluation's report; absent until the evaluation has finished."""
         return self.evaluation_dir / "evaluation.json"
 
     def evaluation_arm(self, name: str, seed_index: int) -> TrainingFiles:
@@ -203,6 +207,7 @@ class Run:
         self._db().upsert_candidate(round, idx, **fields)
 
     def candidates(self, round: int | None = None) -> list[dict[str, Any]]:
+        """The index rows of one round's candidates, or of all, in (round, idx) order."""
         return self._db().candidates(round)
 
     def record_llm_call(
@@ -220,6 +225,7 @@ class Run:
         return self._db().record_llm_call(round, purpose, call, stored)
 
     def llm_calls(self) -> list[dict[str, Any]]:
+        """Every logged LLM call, oldest first, with its tokens, cost and timing."""
         return self._db().llm_calls()
 
     def totals(self) -> dict[str, Any]:
@@ -227,6 +233,7 @@ class Run:
         return self._db().totals()
 
     def close(self) -> None:
+        """Close the index; a later query opens it again, so the run stays usable."""
         with self._lock:
             if self._index is not None:
                 self._index.close()

@@ -46,10 +46,12 @@ class CandidateView:
 
     @property
     def key(self) -> str:
+        """`r01c02`, as listings show it and `--candidate` takes it."""
         return candidate_key(self.round, self.idx)
 
     @property
     def files(self) -> CandidateFiles:
+        """The candidate's folder; each read goes to disk, the view caches no file."""
         return CandidateFiles(self.path.parent.parent, CandidateKey(self.round, self.idx))
 
     @property
@@ -93,6 +95,7 @@ class CandidateView:
         return self.files.record(files.PROMPT)
 
     def critique(self) -> dict[str, Any] | None:
+        """The critic's verdict, or None before the critic saw code (or when none was extracted)."""
         return self.files.critique()
 
     def outcome(self) -> dict[str, Any] | None:
@@ -100,6 +103,8 @@ class CandidateView:
         return self.files.outcome()
 
     def checkpoints(self) -> list[dict[str, Any]]:
+        """The reflection log over training (fitness and reward components at each checkpoint);
+        [] for a candidate that was not trained."""
         return list((self.outcome() or {}).get("checkpoints", []))
 
     def analysis(self) -> dict[str, Any]:
@@ -142,6 +147,7 @@ class RoundView:
 
     @property
     def label(self) -> str:
+        """`round 2`, or `round 2 (retry 1)` for a retry of it."""
         return f"round {self.round}" + (f" (retry {self.attempt})" if self.attempt else "")
 
     @property
@@ -156,6 +162,7 @@ class RoundView:
 
     @property
     def round_best_fitness(self) -> float | None:
+        """The best fitness among this attempt's own candidates, unlike `best_fitness`."""
         return (self.summary or {}).get("round_best_fitness")
 
 
@@ -175,42 +182,56 @@ class RunView:
 
     @property
     def run_id(self) -> str:
+        """The run folder's name, which every command accepts as RUN."""
         return self.path.name
 
     @property
     def task(self) -> str:
+        """The task id run.json records ("?" if it records none)."""
         return str(self.info.get("task", "?"))
 
     @property
     def designer(self) -> str:
+        """The LLM the run designed with, or the offline designer's name (run.json's `model`)."""
         return str(self.info.get("model", "?"))
 
     @property
     def config(self) -> dict[str, Any]:
+        """The loop config the run started with, as recorded; a copy, so editing it is safe."""
         return dict(self.info.get("config") or {})
 
     @property
     def summary(self) -> dict[str, Any]:
+        """Run.json's results so far (see `Run.update_summary`); a copy, {} before any."""
         return dict(self.info.get("summary") or {})
 
     @property
     def stop_reason(self) -> str | None:
+        """Why the loop stopped (rounds done, a budget); None while it runs, and for a run that
+        crashed or was interrupted."""
         return self.info.get("stop_reason")
 
     @property
     def best(self) -> CandidateView | None:
+        """The run's best so far, as the summary names it (else the last round's); None before
+        any candidate trained."""
         return next((c for c in self.candidates if c.is_best), None)
 
     @property
     def human_fitness(self) -> float | None:
+        """The human reward's fitness in the final evaluation (from evaluation.json, else the
+        summary); None before the evaluation."""
         return self._final("human")
 
     @property
     def sparse_fitness(self) -> float | None:
+        """The sparse reward's fitness in the final evaluation, read as `human_fitness` is."""
         return self._final("sparse")
 
     @property
     def human_normalized_score(self) -> float | None:
+        """The best reward's score on the human-normalized scale (`evaluation.human_normalized`);
+        None before the final evaluation or where it has no scale."""
         if self.evaluation is not None:
             return self.evaluation.get("human_normalized_score")
         return self.summary.get("human_normalized_score")

@@ -23,10 +23,13 @@ PROBE_MODULE = "rewardsmith.sandbox.docker.probe"
 
 @dataclass
 class ChosenSandbox:
+    """The backend `choose_sandbox` picked, and why (the reason is shown to the user and kept)."""
+
     sandbox: Sandbox
     reason: str
 
     def describe(self) -> str:
+        """The one line the loop prints at start: backend name, then the reason in brackets."""
         return f"{self.sandbox.name} ({self.reason})"
 
 
@@ -73,6 +76,7 @@ class BackendStatus:
     live: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form `rewardsmith doctor --json` prints."""
         return {
             "name": self.name,
             "usable": self.usable,
@@ -139,6 +143,7 @@ def process_status() -> BackendStatus:
 
 
 def docker_backend_status() -> BackendStatus:
+    """Usable where the engine answers and the current worker image is built; says how if not."""
     from rewardsmith.sandbox.docker_backend import docker_status, engine_version
 
     version, engine_problem = engine_version()

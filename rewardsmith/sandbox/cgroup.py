@@ -86,6 +86,7 @@ class RunCgroup:
         return False
 
     def pids(self) -> list[int]:
+        """The processes in the run's `pids` cgroup now; empty if it cannot be read."""
         try:
             text = (self.dirs["pids"] / "cgroup.procs").read_text()
         except (OSError, KeyError):
@@ -104,6 +105,7 @@ class RunCgroup:
             time.sleep(0.02)
 
     def remove(self) -> None:
+        """Kill what is left, then delete the cgroup directories (waiting up to 5 s for exits)."""
         self.kill_all()
         for path in self.dirs.values():
             for _ in range(250):

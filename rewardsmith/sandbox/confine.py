@@ -172,6 +172,8 @@ def _exec(command: list[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m rewardsmith.sandbox.confine ... -- COMMAND`: confine, then exec COMMAND; the
+    command never runs unconfined (`EXIT_NOT_CONFINED` with the reason instead)."""
     args = _arguments(sys.argv[1:] if argv is None else argv)
     try:
         launch(args)

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from stable_baselines3.common.buffers import RolloutBuffer
 from stable_baselines3.common.running_mean_std import RunningMeanStd
+from typing_extensions import override
 
 from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv
 
@@ -61,6 +62,7 @@ class DeferredRewardRolloutBuffer(RolloutBuffer):
         super().__init__(*args, **kwargs)
         self.reward_source, self.scaler = rewards, scaler
 
+    @override
     def compute_returns_and_advantage(self, last_values: torch.Tensor, dones: np.ndarray) -> None:
         totals, episode_ends = self.reward_source.take_totals()
         if totals.shape != self.rewards.shape:

@@ -213,6 +213,11 @@ class DockerSandbox:
         on_poll: Callable[[], None] | None = None,
         readable: list[Path] | None = None,
     ) -> SandboxRun:
+        """`Sandbox.run` in a fresh container, removed afterwards whatever happens.
+
+        Raises KeyboardInterrupt where `stop_live_containers` killed it: the orchestrator is
+        stopping, and the run is no result of the reward's.
+        """
         client = _client()
         labels = client.images.get(self.image).labels or {}
         python = sys.executable if labels.get(LABEL_MODE) == "host-mounts" else "python"

@@ -45,6 +45,7 @@ def untrainable(job: TrainJob) -> TrainJob:
 
 
 def main(eval_dir: Path, policy_dir: Path) -> int:
+    """Rebuild the model from the trusted job, load only the worker's weights, write the fitness."""
     job = TrainJob.read(eval_dir)
     torch.set_num_threads(job.torch_threads)
     adapter = load_task(job.task_id, eval_dir / files.TASK_FILE if job.uses_task_file else None)

@@ -40,6 +40,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing_extensions import override
+
 from rewardsmith.sandbox.cgroup import RunCgroup, count_tasks
 from rewardsmith.sandbox.landlock import landlock_abi
 from rewardsmith.sandbox.process_isolation import NOBODY as NOBODY
@@ -96,6 +98,7 @@ class SandboxRun:
 
     @property
     def signal(self) -> int | None:
+        """The signal that ended the worker, also where a wrapper reported it as 128 + N."""
         if self.returncode is not None and self.returncode < 0:
             return -self.returncode
         if self.returncode is not None and self.returncode > 128:
@@ -161,6 +164,7 @@ class CappedOutput:
         self.total = 0
 
     def feed(self, chunk: bytes) -> None:
+        """Count `chunk`; keep what still fits in the head, and the last half-cap in the tail."""
         half = self.cap // 2
         self.total += len(chunk)
         room = half - len(self.head)
@@ -173,15 +177,18 @@ class CappedOutput:
 
     @property
     def truncated(self) -> bool:
+        """Whether bytes between the head and the tail were dropped."""
         return self.total > len(self.head) + len(self.tail)
 
     def text(self) -> str:
+        """The kept output, decoded leniently, with a marker where bytes were dropped."""
         body = bytes(self.head)
         if self.truncated:
             body += f"\n[... output truncated: {self.total} bytes in all ...]\n".encode()
         return (body + bytes(self.tail)).decode(errors="replace")
 
     def warnings(self) -> list[str]:
+        """The run's warning that its output was cut, or none."""
         if not self.truncated:
             return []
         return [
@@ -198,6 +205,7 @@ class CappedReader(threading.Thread):
         self.chunks = chunks
         self.output = CappedOutput(cap)
 
+    @override
     def run(self) -> None:
         with contextlib.suppress(Exception):  # a stream torn down by a kill ends the output
             for chunk in self.chunks:
@@ -205,6 +213,7 @@ class CappedReader(threading.Thread):
 
 
 def pipe_chunks(stream: object) -> Iterator[bytes]:
+    """A pipe's bytes as they arrive (`read1` does not wait for a full buffer), until EOF."""
     read = stream.read1  # type: ignore[attr-defined]
     while chunk := read(65536):
         yield chunk
@@ -314,6 +323,11 @@ class ProcessSandbox:
         on_poll: Callable[[], None] | None = None,
         readable: list[Path] | None = None,
     ) -> SandboxRun:
+        """Run `python -m module *args` until it exits, hits `limits` or `on_poll` raises.
+
+        Its process group and cgroup are killed in every case. Refuses (`SandboxUnavailable`)
+        where nothing confines it, unless made `unconfined`.
+        """
         readable = readable or []
         cmd, warnings = self.command(module, args, writable, readable)
         if self.runs_as_nobody([*writable, *readable]):

@@ -28,6 +28,7 @@ def gpu_device_files() -> list[Path]:
 
 
 def gpu_present() -> bool:
+    """Whether a GPU itself is here (`/dev/nvidiaN`), not just the driver's control files."""
     return any(p.name[len("nvidia") :].isdigit() for p in gpu_device_files())
 
 

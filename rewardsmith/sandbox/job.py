@@ -65,4 +65,5 @@ class TrainJob:
 
     @classmethod
     def read(cls, job_dir: Path) -> TrainJob:
+        """The job in `job_dir`; refuses (`RecordVersionError`) a job file of an unknown layout."""
         return cls(**record_body(json.loads((job_dir / JOB_FILE).read_text())))

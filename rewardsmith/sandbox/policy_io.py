@@ -72,6 +72,7 @@ def build_model(job: TrainJob, env: Any, verbose: int = 0, **extra: Any) -> Base
 
 
 def save_policy(model: BaseAlgorithm, path: Path) -> None:
+    """Save the policy's tensors only (a state dict), so `load_policy` can refuse anything else."""
     torch.save(model.policy.state_dict(), path)
 
 

@@ -117,6 +117,7 @@ def unshare_works(unshare: str, root: bool) -> bool:
 
 
 def unshare_prefix(unshare: str, root: bool) -> list[str]:
+    """New network, PID (own /proc), IPC and UTS namespaces; not root: inside a user namespace."""
     cmd = [unshare, "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--uts"]
     if not root:
         cmd.insert(1, "--map-root-user")
@@ -135,6 +136,7 @@ class Isolation:
 
     @property
     def namespaces(self) -> bool:
+        """Whether the worker gets its own network and PID namespaces (bubblewrap or unshare)."""
         return self.bwrap is not None or self.unshare is not None
 
     def mechanisms(self) -> list[str]:

@@ -64,12 +64,14 @@ def clean_text(value: str, cap: int) -> str:
 
 
 def obj(value: Any, where: str) -> dict[str, Any]:
+    """`value` if it is a JSON object; `where` names it in the error."""
     if not isinstance(value, dict):
         raise BadRecord(f"{where} is {show(value)}, not a JSON object")
     return value
 
 
 def integer(record: dict[str, Any], key: str, low: int = 0, high: int = MAX_STEPS) -> int:
+    """`record[key]`, an integer from `low` to `high`; JSON `true` is not one."""
     value = _get(record, key)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise BadRecord(f"{key} is {show(value)}, not an integer from {low} to {high}")
@@ -84,6 +86,7 @@ def number(
     *,
     optional: bool = False,
 ) -> float | None:
+    """`record[key]`, a finite number from `low` to `high`; `optional` lets null through as None."""
     value = _get(record, key)
     if value is None and optional:
         return None
@@ -93,10 +96,12 @@ def number(
 
 
 def numbers(record: dict[str, Any], key: str, length: int | None = None) -> list[float]:
+    """`record[key]`, at most MAX_EPISODES finite numbers (exactly `length` where given)."""
     return _numbers(_get(record, key), key, length)
 
 
 def text(record: dict[str, Any], key: str, cap: int) -> str:
+    """`record[key]`, text, cleaned and clipped to `cap` characters."""
     value = _get(record, key)
     if not isinstance(value, str):
         raise BadRecord(f"{key} is {show(value)}, not text")
@@ -104,6 +109,7 @@ def text(record: dict[str, Any], key: str, cap: int) -> str:
 
 
 def texts(record: dict[str, Any], key: str, count: int, cap: int) -> list[str]:
+    """`record[key]`, a list of at most `count` texts, each cleaned and clipped to `cap`."""
     value = _get(record, key)
     if not isinstance(value, list) or len(value) > count:
         raise BadRecord(f"{key} is {show(value)}, not a list of at most {count} texts")
@@ -126,12 +132,14 @@ def named(record: dict[str, Any], key: str, check: Callable[[Any, str], Any]) ->
 
 
 def finite(value: Any, where: str) -> float:
+    """A check for `named`: `value` if it is a finite number (not a bool)."""
     if not _finite(value):
         raise BadRecord(f"{where} is {show(value)}, not a finite number")
     return value
 
 
 def finite_list(length: int | None) -> Callable[[Any, str], list[float]]:
+    """A check for `named`: a list of finite numbers, exactly `length` of them where given."""
     return lambda value, where: _numbers(value, where, length)
 
 
@@ -171,6 +179,7 @@ class WorkerResult:
 
 
 def check_result(record: Any) -> WorkerResult:
+    """`ok` with the steps trained, or the reward's error; a malformed error is a `BadRecord`."""
     record = obj(record, "the result")
     status = record.get("status")
     if status == "ok":
@@ -201,6 +210,7 @@ def check_summary(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_checkpoint(record: Any) -> dict[str, Any]:
+    """One line of `metrics.jsonl`: the step, the summary, the reward's return and components."""
     record = obj(record, "a checkpoint")
     return {
         "step": integer(record, "step"),
@@ -253,6 +263,7 @@ def checked(name: str, check: Callable[[Any], Any], record: Any) -> Any:
 
 
 def read_result(job_dir: Path) -> WorkerResult:
+    """The worker's checked `result.json`; a missing or bad one raises `WorkerFileError`."""
     record = read_record(job_dir, files.RESULT_FILE, RESULT_CAP)
     return checked(files.RESULT_FILE, check_result, record)
 
@@ -282,6 +293,7 @@ def read_checkpoints(job_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def read_evaluation(eval_dir: Path) -> dict[str, Any]:
+    """The evaluator's checked `evaluation.json`: the summary whose fitness selects candidates."""
     record = read_record(eval_dir, files.EVAL_FILE, EVALUATION_CAP)
     return checked(files.EVAL_FILE, lambda r: check_summary(obj(r, "the evaluation")), record)
 

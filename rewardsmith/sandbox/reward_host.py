@@ -88,6 +88,7 @@ class SentFields:
         self.arrays, self.missing, self.index = arrays, missing, index
 
     def field(self, name: str) -> np.ndarray:
+        """The sent array (its row); an unsent field is recorded, then `_NeedField` is raised."""
         array = self.arrays.get(name)
         if array is None:
             self.missing.add(name)
@@ -194,6 +195,7 @@ def _load(source: str, filename: str) -> Any:
 
 
 def main(fd_in: int, fd_out: int) -> int:
+    """Confine, then serve the learner on the pipes; 3 if the learner hung up or sent garbage."""
     # Namespaces need a single-threaded process, and Landlock confines only the calling thread:
     # confine before anything (numpy included) can start a thread.
     mechanisms = confine()

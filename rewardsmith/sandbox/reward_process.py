@@ -108,6 +108,7 @@ class RewardProcess:
     def __call__(
         self, state: StateBatch, action: np.ndarray, next_state: StateBatch, step: int | None
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """One checked call; a field the reward reads unsent is added and the call sent again."""
         n = len(action)
         action = np.ascontiguousarray(action)
         for _ in range(len(self.field_names) + 1):
@@ -192,7 +193,9 @@ class Transitions(Protocol):
     """T consecutive vectorised steps, kept by the learner until their rewards are needed."""
 
     @property
-    def steps(self) -> Sequence[int]: ...
+    def steps(self) -> Sequence[int]:
+        """The step number of each of the T steps, for naming a failing step in errors."""
+        ...
 
     @property
     def actions(self) -> np.ndarray:

@@ -52,6 +52,8 @@ class WireError(Exception):
 
 @dataclass
 class Init:
+    """The first message: the reward's source, to be checked and loaded there, and the fields."""
+
     source: str
     filename: str
     field_names: list[str]
@@ -59,6 +61,8 @@ class Init:
 
 @dataclass
 class Call:
+    """One step's call: `state` and `next_state` hold only the fields sent (`[N, ...]` each)."""
+
     step: int | None
     action: np.ndarray
     state: dict[str, np.ndarray]
@@ -170,6 +174,7 @@ class Channel:
         self._names_id = -1
 
     def close(self) -> None:
+        """Close both ends; safe to call twice or after the other side hung up."""
         for fd in (self._fd_in, self._fd_out):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -210,6 +215,7 @@ class Channel:
     # --- learner side ----------------------------------------------------------------------
 
     def send_init(self, source: str, filename: str, field_names: list[str]) -> None:
+        """The first message; answered `ready` once the reward is loaded there, else `error`."""
         self._send(
             _json({"op": "init", "source": source, "filename": filename, "fields": field_names})
         )
@@ -310,6 +316,7 @@ class Channel:
     # --- reward process side ---------------------------------------------------------------
 
     def receive_init(self) -> Init:
+        """The first message; a hang-up before it is a `WireError`. Parsed, not checked: trusted."""
         frame = self._receive(INIT_CAP)
         if frame is None:
             raise WireError("the learner hung up before sending the reward")
@@ -357,15 +364,19 @@ class Channel:
         return state, next_state
 
     def send_ready(self, mechanisms: list[str]) -> None:
+        """The reward loaded; `mechanisms` name what confines this process, for the record."""
         self._send(_json({"op": "ready", "mechanisms": mechanisms}))
 
     def send_error(self, error: RewardError) -> None:
+        """The reward's error, as a record the learner checks field by field (`error_from_wire`)."""
         self._send(_json({"op": "error", "error": error.to_dict()}))
 
     def send_need(self, names: list[str]) -> None:
+        """The fields the reward read that the call did not carry; the learner sends it again."""
         self._send(_json({"op": "need", "fields": names}))
 
     def send_result(self, total: np.ndarray, components: dict[str, np.ndarray]) -> None:
+        """A call's total and components `[N]`; their names go ahead once, whenever they change."""
         names = list(components)
         if names != self._last_names:
             self._last_names = names
@@ -376,4 +387,5 @@ class Channel:
         self._send(_RESULT.pack(b"R", self._names_id), total.tobytes(), *payload)
 
     def send_totals(self, totals: np.ndarray) -> None:
+        """A batch's totals `[T, N]`, as float64."""
         self._send(b"T", np.ascontiguousarray(totals, dtype=np.float64).tobytes())

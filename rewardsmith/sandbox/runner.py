@@ -26,6 +26,8 @@ TAIL_CHARS = 2000
 
 
 class Sandbox(Protocol):
+    """A backend that runs worker modules confined (`ProcessSandbox`, `DockerSandbox`)."""
+
     name: str
 
     def run(
@@ -36,7 +38,14 @@ class Sandbox(Protocol):
         limits: Limits,
         on_poll: Callable[[], None] | None = None,
         readable: list[Path] | None = None,
-    ) -> SandboxRun: ...
+    ) -> SandboxRun:
+        """Run `python -m module *args` with `writable` the only writable paths, within `limits`.
+
+        `on_poll` is called while it waits (an exception from it kills the run and passes);
+        `readable` are extra read-only paths. A crash, timeout or limit comes back in the
+        `SandboxRun` for the caller to classify.
+        """
+        ...
 
 
 @dataclass

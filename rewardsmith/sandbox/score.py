@@ -122,6 +122,7 @@ def score_episodes(reward_path: Path, bank_path: Path, gamma: float = 0.99) -> d
 
 
 def main(work_dir: Path, gamma: float = 0.99) -> int:
+    """Sandbox entry point: 0 even when the reward fails, whose error is in `score.json`."""
     record = score_episodes(work_dir / REWARD_FILE, work_dir / BANK_FILE, gamma)
     write_record(work_dir / RESULT_FILE, record)
     return 0
@@ -168,6 +169,7 @@ def check_scores(record: Any, episodes: int) -> BankScores:
 
 
 def read_scores(work_dir: Path, episodes: int) -> BankScores:
+    """The checked `score.json` for a bank of `episodes`; a bad one raises `WorkerFileError`."""
     record = read_record(work_dir, RESULT_FILE, RESULT_CAP)
     return checked(RESULT_FILE, lambda r: check_scores(r, episodes), record)
 

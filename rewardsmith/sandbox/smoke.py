@@ -133,6 +133,7 @@ def run_checks(reward_path: Path, states_path: Path, min_calls_per_s: float) -> 
 
 
 def main(work_dir: Path, min_calls_per_s: float = MIN_CALLS_PER_S) -> int:
+    """Sandbox entry point: 0 even when the reward fails, whose error is in `smoke.json`."""
     record = run_checks(work_dir / REWARD_FILE, work_dir / STATES_FILE, min_calls_per_s)
     write_record(work_dir / RESULT_FILE, record)
     return 0
@@ -151,6 +152,7 @@ class SmokeReport:
     calls_per_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as JSON, its error as `RewardError.to_dict` writes it."""
         return {
             "ok": self.ok,
             "error": self.error.to_dict() if self.error else None,
@@ -191,6 +193,7 @@ def check_smoke(record: Any) -> SmokeReport:
 
 
 def read_smoke(work_dir: Path) -> SmokeReport:
+    """The checked `smoke.json`; a missing or bad one raises `WorkerFileError`."""
     record = read_record(work_dir, RESULT_FILE, RESULT_CAP)
     return checked(RESULT_FILE, check_smoke, record)
 

@@ -52,16 +52,20 @@ class TrainOutcome:
 
     @property
     def fitness(self) -> float | None:
+        """The evaluator's mean fitness, which selects candidates; None when training failed."""
         return self.evaluation.get("fitness")
 
     @property
     def success_rate(self) -> float | None:
+        """The evaluation's success rate; None where the task defines no success or it failed."""
         return self.evaluation.get("success_rate")
 
     def final_components(self) -> dict[str, float]:
+        """The reward's components at the last checkpoint; empty without checkpoints."""
         return dict(self.checkpoints[-1].get("components", {})) if self.checkpoints else {}
 
     def to_dict(self) -> dict[str, Any]:
+        """The outcome as JSON; `ray_executor.outcome_from_dict` rebuilds it from this."""
         return {
             "ok": self.ok,
             "error": self.error.to_dict() if self.error else None,

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnvWrapper
+from typing_extensions import override
 
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.envs.schema import FieldRecord, Slot, StateBatch, StateSchema
@@ -63,6 +64,7 @@ class StateFieldsWrapper(gym.Wrapper):
         self._rows = rows
         self._index = index
 
+    @override
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
         vector = self._adapter.state_vector(self._base, obs, info)
@@ -72,6 +74,7 @@ class StateFieldsWrapper(gym.Wrapper):
             self._rows.after_reset[self._index] = vector
         return obs, info
 
+    @override
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         vector = self._adapter.state_vector(self._base, obs, info)
@@ -190,6 +193,7 @@ class PendingSteps:
         step: int,
         dones: np.ndarray,
     ) -> None:
+        """Keep one step; its batches as they are (nothing writes to them), `dones` as a copy."""
         self.states.append(state)
         self.action_rows.append(action)
         self.next_states.append(next_state)
@@ -198,6 +202,7 @@ class PendingSteps:
 
     @property
     def actions(self) -> np.ndarray:
+        """The kept actions as one `[T, N, ...]` array (a new one on every read)."""
         return np.stack(self.action_rows)
 
     def field(self, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -216,9 +221,13 @@ class BatchReward(Protocol):
 
     def __call__(
         self, state: StateBatch, action: np.ndarray, next_state: StateBatch, step: int | None
-    ) -> tuple[np.ndarray, dict[str, np.ndarray]]: ...
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """One step's checked total and components, float64 `[N]` each."""
+        ...
 
-    def totals(self, transitions: PendingSteps) -> np.ndarray: ...
+    def totals(self, transitions: PendingSteps) -> np.ndarray:
+        """The totals `[T, N]` of the pending steps, or the first failing step's RewardError."""
+        ...
 
 
 class InProcessReward:
@@ -231,9 +240,11 @@ class InProcessReward:
     def __call__(
         self, state: StateBatch, action: np.ndarray, next_state: StateBatch, step: int | None
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The reward called here, checked as `call_reward_batches` checks every call."""
         return call_reward_batches(self.reward_fn, state, action, next_state, step, self.filename)
 
     def totals(self, transitions: PendingSteps) -> np.ndarray:
+        """One call per pending step, in order, so the first failing step raises."""
         rows = zip(
             transitions.states,
             transitions.action_rows,
@@ -267,15 +278,18 @@ class ContractRewardVecEnv(VecEnvWrapper):
         self.steps = 0
         self.pending: PendingSteps | None = PendingSteps() if defer else None
 
+    @override
     def reset(self) -> Any:
         obs = self.venv.reset()
         self._state = self._states.state_after_reset(obs)
         return obs
 
+    @override
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = actions
         self.venv.step_async(actions)
 
+    @override
     def step_wait(self) -> Any:
         obs, _env_rewards, dones, infos = self.venv.step_wait()
         assert self._actions is not None

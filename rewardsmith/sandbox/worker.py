@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecNormalize
+from typing_extensions import override
 
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import Episode, TaskAdapter
@@ -70,12 +71,14 @@ class ReflectionCallback(BaseCallback):
         self.last_progress = 0.0
 
     def policy(self, obs: np.ndarray) -> np.ndarray:
+        """The deterministic action for raw `obs`, normalised as the learner sees observations."""
         env = self.model.get_env()
         if isinstance(env, VecNormalize):
             obs = np.asarray(env.normalize_obs(obs))
         return np.asarray(self.model.predict(obs, deterministic=True)[0])
 
     def checkpoint(self) -> None:
+        """Evaluate on fresh seeded episodes and append one checkpoint to `metrics.jsonl`."""
         self.last_checkpoint_step = self.num_timesteps
         episodes = rollout_episodes(
             self.adapter, self.policy, self.job.eval_episodes, self.job.seed + EVAL_SEED_OFFSET
@@ -94,6 +97,7 @@ class ReflectionCallback(BaseCallback):
         with (self.job_dir / files.METRICS_FILE).open("a") as log:
             log.write(json.dumps(record) + "\n")
 
+    @override
     def _on_step(self) -> bool:
         if self.num_timesteps >= self.next_checkpoint:
             self.next_checkpoint += self.every
@@ -109,6 +113,11 @@ class ReflectionCallback(BaseCallback):
 
 
 def main(job_dir: Path) -> int:
+    """Train on the job; a reward error is written to `result.json` and still exits 0.
+
+    Where the reward process died, no result is written and the worker exits as it did (128 +
+    signal), so the orchestrator classifies the death as it would have in one process.
+    """
     job = TrainJob.read(job_dir)
     torch.set_num_threads(job.torch_threads)
     task_file = job_dir / files.TASK_FILE if job.uses_task_file else None

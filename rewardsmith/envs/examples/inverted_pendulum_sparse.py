@@ -4,5 +4,6 @@ import numpy as np
 
 
 def compute_reward(state, action, next_state):
+    """Pays -1.0 on steps that end with the pole beyond 0.2 rad of upright, else 0.0."""
     fell = -(np.abs(next_state.pole_angle) > 0.2).astype(np.float64)
     return fell, {"fell": fell}

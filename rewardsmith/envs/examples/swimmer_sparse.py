@@ -9,5 +9,6 @@ import numpy as np
 
 
 def compute_reward(state, action, next_state):
+    """Pays +1 per half-metre mark crossed forward this step, -1 per mark crossed back."""
     marks = np.floor(2.0 * next_state.x_position) - np.floor(2.0 * state.x_position)
     return marks, {"half_metre_marks": marks}

@@ -4,6 +4,7 @@ import numpy as np
 
 
 def compute_reward(state, action, next_state):
+    """Pays x_velocity, +1 while healthy, minus 0.5*|action|^2 and 5e-4*|clipped forces|^2."""
     forward = 1.0 * next_state.x_velocity
     healthy = 1.0 * next_state.is_healthy
     control = -0.5 * np.sum(action**2, axis=1)

@@ -5,6 +5,7 @@ import numpy as np
 
 
 def compute_reward(state, action, next_state):
+    """Pays 1.25*x_velocity, +5 while healthy, minus 0.1*|action|^2 and a contact cost <= 10."""
     forward = 1.25 * next_state.x_velocity
     healthy = 5.0 * next_state.is_healthy
     control = -0.1 * np.sum(action**2, axis=1)

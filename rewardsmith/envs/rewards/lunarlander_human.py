@@ -15,6 +15,7 @@ def _shaping(s):
 
 
 def compute_reward(state, action, next_state):
+    """Pays the shaping gained minus fuel; instead -100 on a crash or exit, +100 once at rest."""
     progress = _shaping(next_state) - _shaping(state)
     main_engine = np.where(action == 2, -0.30, 0.0)
     side_engines = np.where((action == 1) | (action == 3), -0.03, 0.0)

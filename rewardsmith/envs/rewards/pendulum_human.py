@@ -4,6 +4,7 @@ import numpy as np
 
 
 def compute_reward(state, action, next_state):
+    """Pays -(angle^2 + 0.1*velocity^2) of `state` (before the step) - 0.001*clipped torque^2."""
     torque = np.clip(action[:, 0], -2.0, 2.0)
     angle_cost = -(state.pole_angle**2)
     velocity_cost = -0.1 * state.angular_velocity**2

@@ -6,12 +6,16 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from typing_extensions import override
 
 from rewardsmith.envs.adapter import Episode, TaskAdapter, TrainingDefaults
 from rewardsmith.envs.schema import Field, StateSchema
 
 
 class LunarLander(TaskAdapter):
+    """LunarLander-v3: fields recomputed in float64 from the Box2D bodies; fitness is the
+    environment's own episode score."""
+
     id = "lunarlander"
     env_id = "LunarLander-v3"
     goal = (
@@ -67,6 +71,7 @@ class LunarLander(TaskAdapter):
         },
     )
 
+    @override
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         from gymnasium.envs.box2d import lunar_lander as ll
 
@@ -93,8 +98,10 @@ class LunarLander(TaskAdapter):
             dtype=np.float64,
         )
 
+    @override
     def fitness(self, episode: Episode) -> float:
         return float(np.sum(episode.env_rewards))
 
+    @override
     def success(self, episode: Episode) -> bool:
         return bool(episode.states["at_rest"][-1] > 0 and episode.states["crashed"][-1] == 0)

@@ -6,6 +6,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from typing_extensions import override
 
 from rewardsmith.envs.adapter import Episode, TaskAdapter, TrainingDefaults
 from rewardsmith.envs.schema import Field, StateSchema
@@ -26,6 +27,8 @@ _CARTPOLE_PPO = {
 
 
 class CartPole(TaskAdapter):
+    """CartPole-v1: the observation is the state; fitness is the episode length."""
+
     id = "cartpole"
     env_id = "CartPole-v1"
     goal = (
@@ -53,18 +56,24 @@ class CartPole(TaskAdapter):
         algo="ppo", steps=100_000, search_steps=30_000, n_envs=8, hyperparams={"ppo": _CARTPOLE_PPO}
     )
 
+    @override
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         # The observation is exactly the four fields, in schema order.
         return np.array(obs, dtype=np.float64)
 
+    @override
     def fitness(self, episode: Episode) -> float:
         return float(episode.length)
 
+    @override
     def success(self, episode: Episode) -> bool:
         return episode.length >= 500 and not episode.terminated
 
 
 class Acrobot(TaskAdapter):
+    """Acrobot-v1: fields from the simulator's float64 state (which the goal test reads) plus the
+    tip height; fitness is minus the steps taken."""
+
     id = "acrobot"
     env_id = "Acrobot-v1"
     goal = (
@@ -94,20 +103,25 @@ class Acrobot(TaskAdapter):
         hyperparams={"ppo": {"n_steps": 256, "gae_lambda": 0.94, "gamma": 0.99, "n_epochs": 4}},
     )
 
+    @override
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         # The simulator's float64 state, not the float32 observation: the goal test uses it.
         s = env.unwrapped.state  # type: ignore[attr-defined]
         tip_height = -np.cos(s[0]) - np.cos(s[1] + s[0])
         return np.array((s[0], s[1], s[2], s[3], tip_height), dtype=np.float64)
 
+    @override
     def fitness(self, episode: Episode) -> float:
         return -float(episode.length)
 
+    @override
     def success(self, episode: Episode) -> bool:
         return episode.terminated
 
 
 class MountainCarContinuous(TaskAdapter):
+    """MountainCarContinuous-v0: fields from the simulator; fitness is the highest position."""
+
     id = "mountaincar-continuous"
     env_id = "MountainCarContinuous-v0"
     goal = (
@@ -148,12 +162,15 @@ class MountainCarContinuous(TaskAdapter):
         },
     )
 
+    @override
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         return np.array(env.unwrapped.state[:2], dtype=np.float64)  # type: ignore[attr-defined]
 
+    @override
     def fitness(self, episode: Episode) -> float:
         return float(np.max(episode.states["position"]))
 
+    @override
     def success(self, episode: Episode) -> bool:
         return episode.terminated
 
@@ -163,6 +180,9 @@ def _angle_normalize(angle: float) -> float:
 
 
 class Pendulum(TaskAdapter):
+    """Pendulum-v1: the simulator's angle, normalised to [-pi, pi) (the observation holds only
+    its cosine and sine); fitness is the mean cosine of the angle."""
+
     id = "pendulum"
     env_id = "Pendulum-v1"
     goal = (
@@ -201,12 +221,15 @@ class Pendulum(TaskAdapter):
         },
     )
 
+    @override
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         th, thdot = env.unwrapped.state  # type: ignore[attr-defined]
         return np.array((_angle_normalize(th), thdot), dtype=np.float64)
 
+    @override
     def fitness(self, episode: Episode) -> float:
         return float(np.mean(np.cos(episode.states["pole_angle"][1:])))
 
+    @override
     def success(self, episode: Episode) -> bool:
         return bool(np.all(np.abs(episode.states["pole_angle"][-50:]) < 0.2))

@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from typing_extensions import override
 
 from rewardsmith.envs.adapter import Episode, TaskAdapter, TrainingDefaults
 from rewardsmith.envs.schema import Field, StateSchema
@@ -41,6 +42,7 @@ class LineEnv(gym.Env[np.ndarray, np.int64]):
     def _obs(self) -> np.ndarray:
         return np.array([self._position, GOAL - self._position], dtype=np.float32)
 
+    @override
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -48,6 +50,7 @@ class LineEnv(gym.Env[np.ndarray, np.int64]):
         self._position = START + float(self.np_random.uniform(-0.05, 0.05))
         return self._obs(), {}
 
+    @override
     def step(self, action: np.int64) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         self._position = float(np.clip(self._position + STEP * (int(action) - 1), -1.0, 1.0))
         reached = self._position >= GOAL
@@ -63,6 +66,8 @@ if ENV_ID not in gym.registry:
 
 
 class Line(TaskAdapter):
+    """The adapter of `LineEnv`: its observation is the state; fitness is the final position."""
+
     id = "line"
     env_id = ENV_ID
     goal = (
@@ -86,11 +91,14 @@ class Line(TaskAdapter):
         hyperparams={"ppo": {"n_steps": 64, "batch_size": 64, "n_epochs": 4, "gamma": 0.95}},
     )
 
+    @override
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         return np.array(obs, dtype=np.float64)
 
+    @override
     def fitness(self, episode: Episode) -> float:
         return float(episode.states["position"][-1])
 
+    @override
     def success(self, episode: Episode) -> bool:
         return bool(episode.terminated)

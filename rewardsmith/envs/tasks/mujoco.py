@@ -189,6 +189,8 @@ def _spatial_fields(n_joints: int, n_bodies: int) -> StateSchema:
 
 
 class HalfCheetah(_Locomotion):
+    """HalfCheetah-v5: never terminates; every field comes from the observation and step info."""
+
     id = "halfcheetah"
     env_id = "HalfCheetah-v5"
     goal = (
@@ -205,6 +207,8 @@ class HalfCheetah(_Locomotion):
 
 
 class Hopper(_Locomotion):
+    """Hopper-v5: ends when it falls; fields from the observation (joint velocities clipped)."""
+
     id = "hopper"
     env_id = "Hopper-v5"
     goal = (
@@ -219,6 +223,8 @@ class Hopper(_Locomotion):
 
 
 class Walker2d(_Locomotion):
+    """Walker2d-v5: ends when it falls; fields from the simulator (its observation clips qvel)."""
+
     id = "walker2d"
     env_id = "Walker2d-v5"
     goal = (
@@ -231,6 +237,8 @@ class Walker2d(_Locomotion):
 
 
 class Ant(_Locomotion):
+    """Ant-v5: spatial, with the contact forces of its 13 bodies; fields from the simulator."""
+
     id = "ant"
     env_id = "Ant-v5"
     goal = (
@@ -243,6 +251,8 @@ class Ant(_Locomotion):
 
 
 class Humanoid(_Locomotion):
+    """Humanoid-v5: spatial, with contact forces; ends when the torso drops too low."""
+
     id = "humanoid"
     env_id = "Humanoid-v5"
     goal = (

@@ -66,6 +66,7 @@ class LiveContainers:
         self._names: dict[str, bool] = {}
 
     def add(self, name: str) -> None:
+        """Register `name` before its container is created: a signal mid-create still kills it."""
         with self._lock:
             self._names[name] = False
 
@@ -75,6 +76,7 @@ class LiveContainers:
             return self._names.pop(name, False)
 
     def stopped(self, name: str) -> bool:
+        """Whether `stop_all` has stopped `name` (False for a name not registered)."""
         with self._lock:
             return self._names.get(name, False)
 
@@ -107,6 +109,7 @@ class StaleContainer:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form `rewardsmith doctor` prints for a stale or swept container."""
         return asdict(self)
 
 

@@ -118,6 +118,7 @@ def build_image(client: Any = None, image: str = IMAGE) -> str:
 
 
 def main() -> int:
+    """Build the image, then start one worker in it; exit status 1 if that worker fails."""
     image_id = build_image()
     print(f"built {IMAGE} ({image_id[:19]}) by docker import; no registry needed")
     from rewardsmith.sandbox.docker_backend import check_worker

@@ -54,6 +54,7 @@ def _tcp_socket() -> bool:
 
 
 def facts() -> dict[str, object]:
+    """The isolation this worker actually gets; `live_check` parses it from the last output line."""
     status = dict(
         line.split(":\t", 1)
         for line in Path("/proc/self/status").read_text().splitlines()
