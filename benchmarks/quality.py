@@ -161,6 +161,24 @@ def verdict(best: list[float], human: list[float]) -> tuple[str, bool, bool]:
     return f"{diff:+.3g} (2 SE {2 * se:.2g})", diff > 2 * se, diff >= -2 * se
 
 
+def fixed_reward_trainings(rows: list[dict[str, Any]], arm: str) -> list[float]:
+    """The human or sparse arm's fitnesses, one per distinct training. Run seed s trains its
+    evaluation seed i with seed `EVAL_SEED_BASE + s + i`, so run seeds 0 and 1 both train the same
+    reward with the same seed: identical numbers that, pooled twice, would shrink the noise."""
+    return list({r["seed"] + i: v for r in rows for i, v in enumerate(r[arm])}.values())
+
+
+def best_trainings(rows: list[dict[str, Any]]) -> list[float]:
+    """The best arm's fitnesses, one per distinct training: a run whose best is the human reward
+    evaluated it as the human arm's trainings, which another run seed may share."""
+    trainings = {
+        ("human", r["seed"] + i) if r.get("best_is_human_reward") else (r["seed"], i): v
+        for r in rows
+        for i, v in enumerate(r["best"])
+    }
+    return list(trainings.values())
+
+
 def table() -> str:
     """The quality table from every task's result file, seeds pooled per task."""
     lines = [
@@ -171,9 +189,11 @@ def table() -> str:
     for path in sorted(TASK_RESULTS.glob("*.json")):
         record = json.loads(path.read_text())
         rows = record["seeds"]
-        best = [v for r in rows for v in r["best"]]
-        human = [v for r in rows for v in r["human"]]
-        sparse = [v for r in rows for v in r["sparse"]]
+        best = best_trainings(rows)
+        human, sparse = (
+            fixed_reward_trainings(rows, "human"),
+            fixed_reward_trainings(rows, "sparse"),
+        )
         scores = [
             r["human_normalized_score"] for r in rows if r["human_normalized_score"] is not None
         ]
