@@ -218,7 +218,8 @@ def _signal_mid_training(
         _wait_for(lambda: list(tmp_path.rglob("progress.json")), 120, "training to start")
         time.sleep(1)
         proc.send_signal(sig)
-        output, _ = proc.communicate(timeout=30)
+        # Generous: stopping a container waits on dockerd, which a busy 2-core machine slows.
+        output, _ = proc.communicate(timeout=90)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -298,7 +299,8 @@ def _signal_mid_process(tmp_path: Path, command: list[str]) -> tuple[int, str]:
         _wait_for(lambda: list(tmp_path.rglob("progress.json")), 180, "training to start")
         time.sleep(1)
         proc.send_signal(signal.SIGTERM)
-        output, _ = proc.communicate(timeout=30)
+        # Generous: stopping a container waits on dockerd, which a busy 2-core machine slows.
+        output, _ = proc.communicate(timeout=90)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
