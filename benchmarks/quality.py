@@ -161,20 +161,17 @@ def verdict(best: list[float], human: list[float]) -> tuple[str, bool, bool]:
     return f"{diff:+.3g} (2 SE {2 * se:.2g})", diff > 2 * se, diff >= -2 * se
 
 
-def fixed_reward_trainings(rows: list[dict[str, Any]], arm: str) -> list[float]:
-    """The human or sparse arm's fitnesses, one per distinct training. Run seed s trains its
-    evaluation seed i with seed `EVAL_SEED_BASE + s + i`, so run seeds 0 and 1 both train the same
-    reward with the same seed: identical numbers that, pooled twice, would shrink the noise."""
-    return list({r["seed"] + i: v for r in rows for i, v in enumerate(r[arm])}.values())
-
-
-def best_trainings(rows: list[dict[str, Any]]) -> list[float]:
-    """The best arm's fitnesses, one per distinct training: a run whose best is the human reward
-    evaluated it as the human arm's trainings, which another run seed may share."""
+def distinct_trainings(rows: list[dict[str, Any]], arm: str) -> list[float]:
+    """An arm's fitnesses, one per distinct training. Run seed s trains its evaluation seed i
+    with seed `EVAL_SEED_BASE + s + i`, so run seeds 0 and 1 both train the human (and sparse)
+    reward on one seed: identical numbers that, pooled twice, would shrink the noise. A best that
+    is the human reward was trained as the human arm, so it shares those trainings too."""
     trainings = {
-        ("human", r["seed"] + i) if r.get("best_is_human_reward") else (r["seed"], i): v
+        ("fixed", r["seed"] + i)
+        if arm != "best" or r.get("best_is_human_reward")
+        else (r["seed"], i): v
         for r in rows
-        for i, v in enumerate(r["best"])
+        for i, v in enumerate(r[arm])
     }
     return list(trainings.values())
 
@@ -189,11 +186,7 @@ def table() -> str:
     for path in sorted(TASK_RESULTS.glob("*.json")):
         record = json.loads(path.read_text())
         rows = record["seeds"]
-        best = best_trainings(rows)
-        human, sparse = (
-            fixed_reward_trainings(rows, "human"),
-            fixed_reward_trainings(rows, "sparse"),
-        )
+        best, human, sparse = (distinct_trainings(rows, arm) for arm in ("best", "human", "sparse"))
         scores = [
             r["human_normalized_score"] for r in rows if r["human_normalized_score"] is not None
         ]

@@ -137,5 +137,4 @@ def critique(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     candidates = state.get("candidates", [])
     pending = [c for c in candidates if c.get("status") == CandidateStatus.DESIGNED]
     results = in_parallel(ctx, lambda c: _critique_one(ctx, c), pending, "critic")
-    checked = {(c["round"], c["idx"]): c for c in results}
-    return {"candidates": list(checked.values())}
+    return {"candidates": results}

@@ -242,14 +242,13 @@ def preference_check(state: LoopState, runtime: Runtime[Context]) -> dict[str, A
     results = in_parallel(
         ctx, lambda c: check_candidate(ctx, c, view, steps), pending, "preference"
     )
-    checked = {(c["round"], c["idx"]): c for c in results}
     totals = preference_totals(ctx.run.path)
     ctx.run.update_summary(
         preference=totals, reward_hacking_suspects=hacking_suspects(ctx.run.path)
     )
     rejected = [
-        candidate_key(*key)
-        for key, c in checked.items()
+        candidate_key(c["round"], c["idx"])
+        for c in results
         if c.get("status") == CandidateStatus.REJECTED
     ]
     if rejected:
@@ -257,4 +256,4 @@ def preference_check(state: LoopState, runtime: Runtime[Context]) -> dict[str, A
             f"preference check: {len(rejected)} of {len(pending)} rejected before training "
             f"({', '.join(rejected)}); {totals['steps_saved']:,} training steps saved so far"
         )
-    return {"candidates": list(checked.values())}
+    return {"candidates": results}

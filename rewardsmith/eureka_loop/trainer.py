@@ -185,7 +185,4 @@ def train(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
         outcomes = _by_halving(ctx, pending)
     else:
         outcomes = in_parallel(ctx, lambda c: _train_to(ctx, c, None), pending, "train")
-    done = {
-        (c["round"], c["idx"]): _apply(ctx, c, o) for c, o in zip(pending, outcomes, strict=True)
-    }
-    return {"candidates": list(done.values())}
+    return {"candidates": [_apply(ctx, c, o) for c, o in zip(pending, outcomes, strict=True)]}
