@@ -212,14 +212,16 @@ def _signal_mid_training(
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        # The command leaves an ignored SIGHUP ignored (nohup's promise), so a suite started
+        # under nohup must hand it the default disposition to test the stop.
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
     )
     try:
         _wait_for(lambda: _mounting(client, tmp_path), 180, "a container of the job")
         _wait_for(lambda: list(tmp_path.rglob("progress.json")), 120, "training to start")
         time.sleep(1)
         proc.send_signal(sig)
-        # Generous: stopping a container waits on dockerd, which a busy 2-core machine slows.
-        output, _ = proc.communicate(timeout=90)
+        output, _ = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -299,8 +301,7 @@ def _signal_mid_process(tmp_path: Path, command: list[str]) -> tuple[int, str]:
         _wait_for(lambda: list(tmp_path.rglob("progress.json")), 180, "training to start")
         time.sleep(1)
         proc.send_signal(signal.SIGTERM)
-        # Generous: stopping a container waits on dockerd, which a busy 2-core machine slows.
-        output, _ = proc.communicate(timeout=90)
+        output, _ = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
