@@ -9,6 +9,7 @@ every result present into `benchmarks/results/quality.md` and docs/benchmarks.md
 
     .venv/bin/python benchmarks/quality.py --task cartpole --seeds 0 1 2
     .venv/bin/python benchmarks/quality.py --task reacher --seeds 0 1 2   # the Reacher task file
+    .venv/bin/python benchmarks/quality.py --task mountaincar-continuous --backend jax
     .venv/bin/python benchmarks/quality.py --table
 
 "Beats the human reward beyond the noise": the best's fresh-seed fitnesses (pooled over the
@@ -39,6 +40,7 @@ from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.candidate import TrainingFiles
 from rewardsmith.runs.schema import read_record
 from rewardsmith.runs.store import RunStore
+from rewardsmith.sandbox.training import make_job
 
 RESULTS = Path(__file__).parent / "results"
 TASK_RESULTS = RESULTS / "quality"
@@ -72,7 +74,15 @@ def training_steps(run_dir: Path, runs_dir: Path) -> int:
     return steps
 
 
-def run_seed(task: str, seed: int, eval_seeds: int, runs_dir: Path) -> dict[str, Any]:
+def result_path(task: str, backend: str) -> Path:
+    """A task's result file: `<task>.json` on SB3, `<task>@<backend>.json` on another backend,
+    whose budgets and learner differ (a row of its own, never pooled with the SB3 one)."""
+    return TASK_RESULTS / (f"{task}.json" if backend == "sb3" else f"{task}@{backend}.json")
+
+
+def run_seed(
+    task: str, seed: int, eval_seeds: int, runs_dir: Path, backend: str = "sb3"
+) -> dict[str, Any]:
     """One whole loop at the task's default budgets, with its fresh-seed final evaluation."""
     task_file = task_file_for(task)
     config = LoopConfig(
@@ -81,6 +91,7 @@ def run_seed(task: str, seed: int, eval_seeds: int, runs_dir: Path) -> dict[str,
         seed=seed,
         eval_seeds=eval_seeds,
         sandbox="process",
+        backend=backend,
     )
     start = time.monotonic()
     result = start_run(config, runs_dir)
@@ -103,16 +114,18 @@ def run_seed(task: str, seed: int, eval_seeds: int, runs_dir: Path) -> dict[str,
     }
 
 
-def budgets(task: str, eval_seeds: int) -> dict[str, Any]:
+def budgets(task: str, eval_seeds: int, backend: str = "sb3") -> dict[str, Any]:
     """The budgets the task's rows were measured at, recorded beside them for the table."""
     adapter = load_task(task if task_file_for(task) is None else None, task_file_for(task))
     defaults = LoopConfig(task_id=task)
+    job = make_job(adapter, steps=None, seed=0, backend=backend, search=True)
     return {
         "rounds": defaults.rounds,
         "samples": defaults.samples,
-        "steps_per_candidate": adapter.training.loop_steps,
+        "steps_per_candidate": job.steps,
         "eval_seeds": eval_seeds,
-        "algo": adapter.training.algo,
+        "algo": job.algo if backend == "sb3" else f"{backend} {job.algo}",
+        "backend": backend,
     }
 
 
@@ -125,19 +138,23 @@ def machine() -> dict[str, Any]:
     }
 
 
-def measure(task: str, seeds: list[int], eval_seeds: int) -> Path:
-    """Run `seeds` on `task`; its result file is rewritten after each, so a stop loses none."""
+def measure(
+    task: str, seeds: list[int], eval_seeds: int, backend: str = "sb3", keep: Path | None = None
+) -> Path:
+    """Run `seeds` on `task`; its result file is rewritten after each, so a stop loses none.
+    The run folders go to `keep` (to read what won afterwards), else a temporary directory."""
     TASK_RESULTS.mkdir(parents=True, exist_ok=True)
-    path = TASK_RESULTS / f"{task}.json"
+    path = result_path(task, backend)
     earlier = json.loads(path.read_text()) if path.exists() else {"seeds": []}
     rows = [r for r in earlier["seeds"] if r["seed"] not in seeds]
-    with tempfile.TemporaryDirectory() as runs_dir:
+    with tempfile.TemporaryDirectory() as scratch:
+        runs_dir = keep or Path(scratch)
         for seed in seeds:
-            rows.append(run_seed(task, seed, eval_seeds, Path(runs_dir)))
+            rows.append(run_seed(task, seed, eval_seeds, runs_dir, backend))
             print(json.dumps(rows[-1]), flush=True)
             record = {
                 "task": task,
-                "budgets": budgets(task, eval_seeds),
+                "budgets": budgets(task, eval_seeds, backend),
                 "machine": machine(),
                 "seeds": sorted(rows, key=lambda r: r["seed"]),
             }
@@ -192,8 +209,10 @@ def table() -> str:
         ]
         diff, beyond, as_good = verdict(best, human)
         b = record["budgets"]
+        backend = b.get("backend", "sb3")
+        name = record["task"] if backend == "sb3" else f"{record['task']} ({backend})"
         lines.append(
-            f"| {record['task']} | {', '.join(str(r['seed']) for r in rows)} | "
+            f"| {name} | {', '.join(str(r['seed']) for r in rows)} | "
             f"{b['rounds']}x{b['samples']} x {b['steps_per_candidate']:,} {b['algo']}, "
             f"eval {b['eval_seeds']} seeds | {_mean_sd(best)} | {_mean_sd(human)} | "
             f"{_mean_sd(sparse)} | {_mean_sd(scores)} | {diff} | {'yes' if beyond else 'no'} | "
@@ -223,12 +242,20 @@ def main() -> None:
     parser.add_argument("--task", help="a built-in task id, or an example task file's name")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--eval-seeds", type=int, default=LoopConfig(task_id="").eval_seeds)
+    parser.add_argument(
+        "--backend", default="sb3", choices=["sb3", "jax"], help="the learner (default sb3)"
+    )
+    parser.add_argument(
+        "--keep-runs", type=Path, help="keep the run folders here (default: deleted afterwards)"
+    )
     parser.add_argument("--table", action="store_true", help="assemble the table from the results")
     args = parser.parse_args()
     if not args.task and not args.table:
         parser.error("give --task TASK to measure one task, or --table to assemble the table")
     if args.task:
-        print(f"wrote {measure(args.task, args.seeds, args.eval_seeds)}")
+        print(
+            f"wrote {measure(args.task, args.seeds, args.eval_seeds, args.backend, args.keep_runs)}"
+        )
     write_table()
 
 
