@@ -29,6 +29,7 @@ import re
 import statistics
 import tempfile
 import time
+from contextlib import nullcontext
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -147,15 +148,17 @@ def measure(
     path = result_path(task, backend)
     earlier = json.loads(path.read_text()) if path.exists() else {"seeds": []}
     rows = [r for r in earlier["seeds"] if r["seed"] not in seeds]
-    with tempfile.TemporaryDirectory() as scratch:
-        runs_dir = keep or Path(scratch)
+    conditions: dict[str, Any] = {
+        "budgets": budgets(task, eval_seeds, backend),
+        "machine": machine(),
+    }
+    with nullcontext(keep) if keep else tempfile.TemporaryDirectory() as runs_dir:
         for seed in seeds:
-            rows.append(run_seed(task, seed, eval_seeds, runs_dir, backend))
+            rows.append(run_seed(task, seed, eval_seeds, Path(runs_dir), backend))
             print(json.dumps(rows[-1]), flush=True)
             record = {
                 "task": task,
-                "budgets": budgets(task, eval_seeds, backend),
-                "machine": machine(),
+                **conditions,
                 "seeds": sorted(rows, key=lambda r: r["seed"]),
             }
             path.write_text(json.dumps(record, indent=2) + "\n")  # after every seed: nothing lost
