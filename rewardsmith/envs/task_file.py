@@ -36,7 +36,15 @@ TOP_LEVEL_KEYS = (
     "sparse_reward",
     "training",
 )
-FIELD_KEYS = ("index", "indices", "info_key", "default", "description", "units")
+FIELD_KEYS = (
+    "index",
+    "indices",
+    "info_key",
+    "default",
+    "description",
+    "units",
+    "reveals_outcome",
+)
 FIELD_SOURCES = ("index", "indices", "info_key")
 # Fitness kinds: whether each needs a scalar `field`, and the default text shown to users.
 FITNESS_KINDS: dict[str, tuple[bool, str]] = {
@@ -349,13 +357,20 @@ def _parse_fields(
             raise TaskFileError(
                 path, f"{where}.units", f'must be a string such as "m/s", got {units!r}'
             )
+        reveals_outcome = spec.get("reveals_outcome", False)
+        if not isinstance(reveals_outcome, bool):
+            raise TaskFileError(
+                path,
+                f"{where}.reveals_outcome",
+                f"must be true or false, got {reveals_outcome!r}",
+            )
         source, shape = _field_source(path, where, name, spec, obs_space, obs_dim, info_keys)
         if "default" in spec and isinstance(source, FromObs):
             raise TaskFileError(
                 path, f"{where}.default", "only fields with info_key take a default; remove it"
             )
         sources.append(source)
-        fields.append(Field(name, description.strip(), units, shape))
+        fields.append(Field(name, description.strip(), units, shape, reveals_outcome))
     return tuple(sources), StateSchema(tuple(fields))
 
 

@@ -104,7 +104,9 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
             on_poll=ctx.raise_if_cancelled,
         )
         verdict["warnings"] = list(report.warnings)
-        verdict["outcome_fields"] = outcome_fields_read(ctx.adapter.schema, code)
+        verdict["outcome_fields"] = outcome_fields_read(
+            ctx.adapter.schema, code, ctx.adapter.reward_source("human")
+        )
         if verdict["outcome_fields"]:
             verdict["warnings"].append(f"{FLAG}: {outcome_field_reason(verdict['outcome_fields'])}")
         verdict["calls_per_s"] = report.calls_per_s

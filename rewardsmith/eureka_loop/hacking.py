@@ -175,10 +175,18 @@ def combine(bank: dict[str, Any] | None, training: dict[str, Any] | None) -> dic
     }
 
 
-def outcome_fields_read(schema: StateSchema, source: str) -> list[str]:
-    """Fields the reward reads that give away the episode's outcome (BAD_REWARDS case 25)."""
+def outcome_fields_read(
+    schema: StateSchema, source: str, human_source: str | None = None
+) -> list[str]:
+    """Fields the reward reads that give away the episode's outcome (BAD_REWARDS case 25).
+
+    Fields the task's own human reward reads are not counted: the task's author pays for those
+    outcomes on purpose (LunarLander's +-100 for resting or crashing), so flagging them flagged
+    the human reward itself and every candidate that builds on it.
+    """
     revealing = {f.name for f in schema.fields if f.reveals_outcome}
-    return sorted(fields_read(source) & revealing)
+    sanctioned = fields_read(human_source) if human_source else set()
+    return sorted((fields_read(source) & revealing) - sanctioned)
 
 
 def outcome_field_reason(fields: list[str]) -> str:
