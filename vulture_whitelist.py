@@ -80,3 +80,6 @@ _.randomization_fn  # Brax's ppo.train passes it to wrap_env_fn by keyword: jax_
 # Public methods of the state objects that only the tests call (tests/ is outside vulture's paths).
 _.validate  # envs/schema.py StateSchema: tests/envs/test_schema.py
 _.as_dict  # envs/schema.py StateBatch: tests/envs/test_schema.py, tests/envs/test_task_file.py
+
+# TypedDict keys read and written only as dict items.
+_.confirm_fitness  # eureka_loop/state.py CandidateSummary: eureka_loop/selection.py

@@ -99,7 +99,9 @@ class LiveReporter:
     def best(self, summary: dict[str, Any]) -> None:
         """Show the new best (`{"key", "fitness"}`, a trained candidate's) in the header."""
         with self.lock:
-            self.best_text = f"{summary['key']} fitness {summary['fitness']:.4g}"
+            fitness = summary["fitness"]
+            shown = "unknown" if fitness is None else f"{fitness:.4g}"
+            self.best_text = f"{summary['key']} fitness {shown}"
 
     def spend(self, tokens: int, usd: float) -> None:
         """Show the spend so far in the header (a running total, in tokens and dollars)."""

@@ -227,6 +227,14 @@ def run(
             "of it, the fitter half continues from where it stopped, and so on (PPO on sb3).",
         ),
     ] = "full",
+    confirm_best: Annotated[
+        bool,
+        typer.Option(
+            "--confirm-best",
+            help="Train a would-be new best once more on a second seed; it takes over only if "
+            "the mean of both still beats the incumbent (one more training per new best).",
+        ),
+    ] = False,
     sandbox: Annotated[str, typer.Option(help="auto, process, docker or none.")] = "auto",
     backend: BackendOption = "sb3",
     executor: ExecutorOption = "local",
@@ -274,6 +282,7 @@ def run(
         preference_threshold=preference_threshold,
         analyzer_llm=analyzer_llm,
         schedule=schedule,
+        confirm_best=confirm_best,
     )
     _execute(lambda reporter: start_run(config, runs_dir, reporter), as_json, runs_dir)
 

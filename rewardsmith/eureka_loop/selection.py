@@ -24,9 +24,20 @@ incumbent: measured, such picks (500 vs the human reward's 494, and 500 vs 499.9
 and 453 in the final evaluation with fresh seeds while the human reward held 500."""
 
 
+CONFIRM_SEED_OFFSET = 500
+"""`--confirm-best` trains a would-be new best again with its search seed plus this (search
+seeds are `seed + round * 1000 + idx`, and the final evaluation's start at `seed + 100_000`)."""
+
+
 def _fitness(candidate: CandidateSummary) -> float:
+    """The fitness selection compares: the mean over both seeds once a candidate was confirmed."""
     fitness = candidate.get("fitness")
-    return float("-inf") if fitness is None else float(fitness)
+    if fitness is None:
+        return float("-inf")
+    if "confirm_fitness" not in candidate:
+        return float(fitness)
+    second = candidate["confirm_fitness"]
+    return float("-inf") if second is None else (float(fitness) + float(second)) / 2
 
 
 def _better(
@@ -64,7 +75,11 @@ def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     trained = [c for c in candidates if c.get("status") == CandidateStatus.TRAINED]
     finalists = _finalists(trained)
     margin = _margin(ctx)
-    round_best, best = pick_best(state.get("best"), finalists, margin)
+    incumbent = state.get("best")
+    round_best, best = pick_best(incumbent, finalists, margin)
+    if ctx.config.confirm_best and round_best is not None and best is round_best:
+        round_best = _confirm(ctx, round_best)
+        best = _better(incumbent, round_best, margin)
     _report_near_ties(ctx, finalists, best, margin)
     entry = _round_entry(round_, attempt, candidates, round_best, best)
     ctx.run.write_round_file(round_, f"summary_a{attempt}.json", entry)
@@ -73,6 +88,43 @@ def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     stop = _stop_reason(ctx, state.get("stop_reason"), best)
     next_step = _next_step(ctx, stop, round_, attempt, any_trained=bool(trained))
     return {"best": best, "history": [entry], **next_step}
+
+
+def _confirm(ctx: Context, challenger: CandidateSummary) -> CandidateSummary:
+    """Train a would-be new best once more on a second seed (reused after a resume), so that a
+    lucky seed does not take over: selection then compares the mean of both trainings."""
+    if "confirm_fitness" in challenger:
+        return challenger
+    from rewardsmith.eureka_loop.baseline import training_source
+    from rewardsmith.eureka_loop.trainer import train_in
+
+    round_, idx = challenger["round"], challenger["idx"]
+    files = ctx.run.candidate(round_, idx)
+    seed = ctx.config.seed + round_ * 1000 + idx + CONFIRM_SEED_OFFSET
+    source = training_source(files.reward_code())
+    outcome = train_in(ctx, files.confirmation(), round_, idx, source, seed)
+    confirmed = dict(challenger)
+    confirmed["confirm_fitness"] = outcome.get("fitness") if outcome.get("ok") else None
+    key = candidate_key(round_, idx)
+    if confirmed["confirm_fitness"] is None:
+        error = (outcome.get("error") or {}).get("message", "no fitness")
+        ctx.reporter.message(
+            f"{key}: the confirming training failed ({error}); its fitness counts as none"
+        )
+    else:
+        ctx.reporter.message(
+            f"{key}: fitness {challenger['fitness']:.4g} on its search seed, "
+            f"{confirmed['confirm_fitness']:.4g} on a second; "
+            f"compared as their mean {_fitness(confirmed):.4g}"  # type: ignore[arg-type]
+        )
+    return confirmed  # type: ignore[return-value]
+
+
+def _recorded_fitness(candidate: CandidateSummary | None) -> float | None:
+    """The compared fitness as records show it: None where there is none (a failed confirmation)."""
+    if candidate is None or _fitness(candidate) == float("-inf"):
+        return None
+    return _fitness(candidate)
 
 
 def _finalists(trained: list[CandidateSummary]) -> list[CandidateSummary]:
@@ -90,7 +142,7 @@ def _report_near_ties(
     if best is None:
         return
     for c in finalists:
-        if c is not best and _fitness(best) < _fitness(c):
+        if c is not best and _fitness(best) < _fitness(c) <= _fitness(best) + margin:
             ctx.reporter.message(
                 f"{candidate_key(c['round'], c['idx'])} ({c['fitness']:.4g}) is within the noise "
                 f"margin ({margin:.3g}) of {candidate_key(best['round'], best['idx'])} "
@@ -120,8 +172,9 @@ def _round_entry(
         },
         "round_best": _key(round_best),
         "round_best_fitness": round_best.get("fitness") if round_best else None,
+        "round_best_confirm_fitness": round_best.get("confirm_fitness") if round_best else None,
         "best": _key(best),
-        "best_fitness": best.get("fitness") if best else None,
+        "best_fitness": _recorded_fitness(best),
     }
 
 
@@ -142,11 +195,11 @@ def _record_best(ctx: Context, best: CandidateSummary | None, key: str | None) -
         return
     best_path = ctx.run.candidate(best["round"], best["idx"]).path / REWARD
     ctx.run.update_summary(
-        best_fitness=best.get("fitness"),
+        best_fitness=_recorded_fitness(best),
         best_reward_path=str(best_path),
         best_candidate=key,
     )
-    ctx.reporter.best({"key": key, "fitness": best.get("fitness")})
+    ctx.reporter.best({"key": key, "fitness": _recorded_fitness(best)})
 
 
 def _stop_reason(ctx: Context, stop: str | None, best: CandidateSummary | None) -> str | None:

@@ -67,6 +67,7 @@ class LoopConfig:
     preference_threshold: float = DEFAULT_PREFERENCE_THRESHOLD
     analyzer_llm: bool = False
     schedule: str = "full"  # "halving": candidates train in successive-halving rungs
+    confirm_best: bool = False  # a new best trains on a second seed before it takes over
 
     def to_dict(self) -> dict[str, Any]:
         """The config as run.json records it, so `resume` rebuilds the same loop."""
@@ -93,6 +94,7 @@ class CandidateSummary(TypedDict, total=False):
     warnings: list[str]
     steps: int | None  # training steps it got
     stopped_at_rung: int | None  # halving: the rung (from 0) after which it stopped early
+    confirm_fitness: float | None  # confirm_best: the second seed's fitness (None: it failed)
 
 
 def merge_candidates(

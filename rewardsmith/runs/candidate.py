@@ -41,6 +41,7 @@ ANALYSIS = "analysis.json"
 REFLECTION = "reflection.md"
 JOB_DIR = "job"
 EVAL_DIR = "eval"
+CONFIRM_DIR = "confirm"
 
 
 class CandidateStatus(StrEnum):
@@ -210,6 +211,10 @@ class CandidateFiles(TrainingFiles):
     def hacking(self) -> dict[str, Any]:
         """The analyzer's reward-hacking flag, or {} before analysis."""
         return dict((self.analysis() or {}).get("hacking") or {})
+
+    def confirmation(self) -> TrainingFiles:
+        """The second-seed training (`--confirm-best`) of a would-be new best, `confirm/`."""
+        return TrainingFiles(self.path / CONFIRM_DIR)
 
 
 def rung_file(index: int) -> str:

@@ -76,7 +76,7 @@ def test_the_select_node_keeps_the_incumbent_and_says_why(tmp_path: Path) -> Non
     ctx = SimpleNamespace(
         run=_FakeRun(rows, tmp_path),
         reporter=SimpleNamespace(message=messages.append, best=lambda summary: None),
-        config=SimpleNamespace(fitness_target=None, round_retries=2, rounds=3),
+        config=SimpleNamespace(fitness_target=None, round_retries=2, rounds=3, confirm_best=False),
         budget=None,
     )
     state = {"round": 2, "attempt": 0, "candidates": [lucky], "best": human}
@@ -95,7 +95,9 @@ def _select(
     ctx = SimpleNamespace(
         run=_FakeRun(state.get("candidates") or [], tmp_path),
         reporter=SimpleNamespace(message=messages.append, best=lambda summary: None),
-        config=SimpleNamespace(fitness_target=target, round_retries=1, rounds=3),
+        config=SimpleNamespace(
+            fitness_target=target, round_retries=1, rounds=3, confirm_best=False
+        ),
         budget=budget,
     )
     return select(state, SimpleNamespace(context=ctx)), messages  # type: ignore[arg-type]
