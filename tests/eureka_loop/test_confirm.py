@@ -138,3 +138,20 @@ def test_every_best_of_a_real_run_was_trained_on_two_seeds(tmp_path: Path) -> No
     assert second["steps"] == first["steps"] == 2048
     summary = json.loads((run_dir / "run.json").read_text())["summary"]
     assert summary["best_fitness"] == pytest.approx((first["fitness"] + second["fitness"]) / 2)
+
+
+def test_a_resumed_select_reuses_the_confirming_training(tmp_path: Path) -> None:
+    """After a kill between the confirming training and the select node's checkpoint, the
+    resumed node reads `confirm/outcome.json` instead of training again."""
+    from rewardsmith.eureka_loop.selection import _confirm
+
+    ctx = SimpleNamespace(
+        run=_Run([], tmp_path),
+        reporter=SimpleNamespace(message=lambda text: None),
+        config=SimpleNamespace(seed=0, backend="sb3"),
+    )
+    folder = ctx.run.candidate(1, 0).confirmation()
+    folder.write_outcome({"ok": True, "fitness": 0.5, "steps": 2048, "backend": "sb3"})
+    confirmed = _confirm(ctx, _trained(1, 0, 0.9))  # type: ignore[arg-type]
+    assert confirmed["confirm_fitness"] == 0.5 and _fitness(confirmed) == pytest.approx(0.7)
+    assert not folder.job_dir.exists()  # nothing was trained
