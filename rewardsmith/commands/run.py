@@ -56,7 +56,7 @@ def _print_result(result: dict[str, Any]) -> None:
     console.print(f"stopped: {result['stop_reason']}")
     if result["best_reward_path"]:
         console.print(
-            f"[bold]best reward:[/] {result['best_reward_path']} (fitness {result['best_fitness']:.4g})"
+            f"[bold]best reward:[/] {result['best_reward_path']} (fitness {fmt(result['best_fitness'])})"
         )
     if result["human_fitness"] is not None:
         console.print(

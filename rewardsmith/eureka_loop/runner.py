@@ -153,7 +153,7 @@ def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
         "designer": ctx.designer.name,
         "stop_reason": final.get("stop_reason"),
         "best_candidate": summary.get("best_candidate"),
-        "best_fitness": best.get("fitness") if best else None,
+        "best_fitness": summary.get("best_fitness") if best else None,  # as selection compared it
         "best_reward_path": summary.get("best_reward_path"),
         "human_fitness": (evaluation.get("human") or {}).get("fitness"),
         "sparse_fitness": (evaluation.get("sparse") or {}).get("fitness"),
