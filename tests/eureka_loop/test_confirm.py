@@ -14,25 +14,14 @@ from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.selection import CONFIRM_SEED_OFFSET, _fitness, select
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.candidate import CandidateFiles, CandidateKey
+from tests.eureka_loop.select_run import SelectRun
 
 
-class _Run:
-    def __init__(self, rows: list[dict], root: Path) -> None:
-        self.rows, self.root, self.summary = rows, root, {}
-
-    def candidates(self) -> list[dict]:
-        return self.rows
-
-    def write_round_file(self, round_: int, name: str, content: dict) -> None:
-        self.entry = content
-
+class _Run(SelectRun):
     def candidate(self, round_: int, idx: int) -> CandidateFiles:
-        files = CandidateFiles(self.root, CandidateKey(round_, idx))
+        files = super().candidate(round_, idx)
         files.write("reward.py", "def compute_reward(s, a, n):\n    return n.x, {}\n")
         return files
-
-    def update_summary(self, **fields: object) -> None:
-        self.summary.update(fields)
 
 
 def _select(

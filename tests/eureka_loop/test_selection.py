@@ -13,7 +13,7 @@ from rewardsmith.eureka_loop.selection import (
     pick_best,
     select,
 )
-from rewardsmith.runs.candidate import CandidateFiles, CandidateKey
+from tests.eureka_loop.select_run import SelectRun
 
 
 def _cand(idx: int, fitness: float | None) -> dict:
@@ -51,30 +51,13 @@ def test_within_a_round_the_earlier_candidate_keeps_a_near_tie() -> None:
     assert round_best is clear and best is clear
 
 
-class _FakeRun:
-    def __init__(self, rows: list[dict], root: Path) -> None:
-        self.rows, self.root, self.summary = rows, root, {}
-
-    def candidates(self) -> list[dict]:
-        return self.rows
-
-    def write_round_file(self, round_: int, name: str, content: dict) -> None:
-        self.entry = content
-
-    def candidate(self, round_: int, idx: int) -> CandidateFiles:
-        return CandidateFiles(self.root, CandidateKey(round_, idx))
-
-    def update_summary(self, **fields: object) -> None:
-        self.summary.update(fields)
-
-
 def test_the_select_node_keeps_the_incumbent_and_says_why(tmp_path: Path) -> None:
     human = {"round": 0, "idx": 0, "fitness": 493.9, "status": "trained"}
     lucky = {"round": 2, "idx": 0, "fitness": 500.0, "status": "trained"}
     rows = [human, {"fitness": 153.4}, lucky]
     messages: list[str] = []
     ctx = SimpleNamespace(
-        run=_FakeRun(rows, tmp_path),
+        run=SelectRun(rows, tmp_path),
         reporter=SimpleNamespace(message=messages.append, best=lambda summary: None),
         config=SimpleNamespace(fitness_target=None, round_retries=2, rounds=3, confirm_best=False),
         budget=None,
@@ -93,7 +76,7 @@ def _select(
 ) -> tuple[dict[str, Any], list[str]]:
     messages: list[str] = []
     ctx = SimpleNamespace(
-        run=_FakeRun(state.get("candidates") or [], tmp_path),
+        run=SelectRun(state.get("candidates") or [], tmp_path),
         reporter=SimpleNamespace(message=messages.append, best=lambda summary: None),
         config=SimpleNamespace(
             fitness_target=target, round_retries=1, rounds=3, confirm_best=False
