@@ -75,14 +75,21 @@ def training_steps(run_dir: Path, runs_dir: Path) -> int:
     return steps
 
 
-def result_path(task: str, backend: str) -> Path:
+def result_path(task: str, backend: str, confirm_best: bool = False) -> Path:
     """A task's result file: `<task>.json` on SB3, `<task>@<backend>.json` on another backend,
-    whose budgets and learner differ (a row of its own, never pooled with the SB3 one)."""
-    return TASK_RESULTS / (f"{task}.json" if backend == "sb3" else f"{task}@{backend}.json")
+    whose budgets and learner differ, and `+confirm` added under `--confirm-best`, whose search
+    differs (each a row of its own, never pooled with another)."""
+    name = task if backend == "sb3" else f"{task}@{backend}"
+    return TASK_RESULTS / f"{name}{'+confirm' if confirm_best else ''}.json"
 
 
 def run_seed(
-    task: str, seed: int, eval_seeds: int, runs_dir: Path, backend: str = "sb3"
+    task: str,
+    seed: int,
+    eval_seeds: int,
+    runs_dir: Path,
+    backend: str = "sb3",
+    confirm_best: bool = False,
 ) -> dict[str, Any]:
     """One whole loop at the task's default budgets, with its fresh-seed final evaluation."""
     task_file = task_file_for(task)
@@ -93,6 +100,7 @@ def run_seed(
         eval_seeds=eval_seeds,
         sandbox="process",
         backend=backend,
+        confirm_best=confirm_best,
     )
     start = time.monotonic()
     result = start_run(config, runs_dir)
@@ -115,7 +123,9 @@ def run_seed(
     }
 
 
-def budgets(task: str, eval_seeds: int, backend: str = "sb3") -> dict[str, Any]:
+def budgets(
+    task: str, eval_seeds: int, backend: str = "sb3", confirm_best: bool = False
+) -> dict[str, Any]:
     """The budgets the task's rows were measured at, recorded beside them for the table."""
     adapter = load_task(task if task_file_for(task) is None else None, task_file_for(task))
     defaults = LoopConfig(task_id=task)
@@ -127,6 +137,7 @@ def budgets(task: str, eval_seeds: int, backend: str = "sb3") -> dict[str, Any]:
         "eval_seeds": eval_seeds,
         "algo": job.algo if backend == "sb3" else f"{backend} {job.algo}",
         "backend": backend,
+        "confirm_best": confirm_best,
     }
 
 
@@ -140,21 +151,26 @@ def machine() -> dict[str, Any]:
 
 
 def measure(
-    task: str, seeds: list[int], eval_seeds: int, backend: str = "sb3", keep: Path | None = None
+    task: str,
+    seeds: list[int],
+    eval_seeds: int,
+    backend: str = "sb3",
+    keep: Path | None = None,
+    confirm_best: bool = False,
 ) -> Path:
     """Run `seeds` on `task`; its result file is rewritten after each, so a stop loses none.
     The run folders go to `keep` (to read what won afterwards), else a temporary directory."""
     TASK_RESULTS.mkdir(parents=True, exist_ok=True)
-    path = result_path(task, backend)
+    path = result_path(task, backend, confirm_best)
     earlier = json.loads(path.read_text()) if path.exists() else {"seeds": []}
     rows = [r for r in earlier["seeds"] if r["seed"] not in seeds]
     conditions: dict[str, Any] = {
-        "budgets": budgets(task, eval_seeds, backend),
+        "budgets": budgets(task, eval_seeds, backend, confirm_best),
         "machine": machine(),
     }
     with nullcontext(keep) if keep else tempfile.TemporaryDirectory() as runs_dir:
         for seed in seeds:
-            rows.append(run_seed(task, seed, eval_seeds, Path(runs_dir), backend))
+            rows.append(run_seed(task, seed, eval_seeds, Path(runs_dir), backend, confirm_best))
             print(json.dumps(rows[-1]), flush=True)
             record = {
                 "task": task,
@@ -213,7 +229,10 @@ def table() -> str:
         diff, beyond, as_good = verdict(best, human)
         b = record["budgets"]
         backend = b.get("backend", "sb3")
-        name = record["task"] if backend == "sb3" else f"{record['task']} ({backend})"
+        tags = [
+            t for t in (backend != "sb3" and backend, b.get("confirm_best") and "confirm-best") if t
+        ]
+        name = record["task"] + (f" ({', '.join(tags)})" if tags else "")
         lines.append(
             f"| {name} | {', '.join(str(r['seed']) for r in rows)} | "
             f"{b['rounds']}x{b['samples']} x {b['steps_per_candidate']:,} {b['algo']}, "
@@ -251,14 +270,20 @@ def main() -> None:
     parser.add_argument(
         "--keep-runs", type=Path, help="keep the run folders here (default: deleted afterwards)"
     )
+    parser.add_argument(
+        "--confirm-best",
+        action="store_true",
+        help="search with --confirm-best (a row of its own: `task (confirm-best)`)",
+    )
     parser.add_argument("--table", action="store_true", help="assemble the table from the results")
     args = parser.parse_args()
     if not args.task and not args.table:
         parser.error("give --task TASK to measure one task, or --table to assemble the table")
     if args.task:
-        print(
-            f"wrote {measure(args.task, args.seeds, args.eval_seeds, args.backend, args.keep_runs)}"
+        path = measure(
+            args.task, args.seeds, args.eval_seeds, args.backend, args.keep_runs, args.confirm_best
         )
+        print(f"wrote {path}")
     write_table()
 
 
