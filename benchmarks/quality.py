@@ -66,10 +66,12 @@ def task_file_for(task: str) -> Path | None:
 
 
 def training_steps(run_dir: Path, runs_dir: Path) -> int:
-    """Every training step the run paid for: its candidates' and its final evaluation's."""
+    """Every training step the run paid for: its candidates', their confirming trainings'
+    (`--confirm-best`) and its final evaluation's."""
     with RunStore(runs_dir).open_run(run_dir) as run:
         steps = sum(int(c.get("steps") or 0) for c in run.candidates())
         arms = sorted(p for p in run.evaluation_dir.iterdir() if p.is_dir())
+        arms += sorted(p.parent for p in run.path.glob("round_*/cand_*/confirm/outcome.json"))
     for arm in arms:
         steps += int((TrainingFiles(arm).outcome() or {}).get("steps") or 0)
     return steps
