@@ -96,11 +96,11 @@ def _confirm(ctx: Context, challenger: CandidateSummary) -> CandidateSummary:
     if "confirm_fitness" in challenger:
         return challenger
     from rewardsmith.eureka_loop.baseline import training_source
-    from rewardsmith.eureka_loop.trainer import train_in
+    from rewardsmith.eureka_loop.trainer import search_seed, train_in
 
     round_, idx = challenger["round"], challenger["idx"]
     files = ctx.run.candidate(round_, idx)
-    seed = ctx.config.seed + round_ * 1000 + idx + CONFIRM_SEED_OFFSET
+    seed = search_seed(ctx, round_, idx) + CONFIRM_SEED_OFFSET
     source = training_source(files.reward_code())
     outcome = train_in(ctx, files.confirmation(), round_, idx, source, seed)
     confirmed = dict(challenger)

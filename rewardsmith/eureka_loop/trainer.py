@@ -125,12 +125,17 @@ def _apply(ctx: Context, summary: CandidateSummary, outcome: dict[str, Any]) -> 
     return summary
 
 
+def search_seed(ctx: Context, round_: int, idx: int) -> int:
+    """The training seed of candidate `idx` of `round_` in the search (never an evaluation's)."""
+    return ctx.config.seed + round_ * 1000 + idx
+
+
 def _train_to(ctx: Context, summary: CandidateSummary, rung: Rung | None) -> dict[str, Any]:
     round_, idx = summary["round"], summary["idx"]
     if rung is None or rung.index == 0:
         ctx.reporter.candidate(round_, idx, "training")
     files = ctx.run.candidate(round_, idx)
-    seed = ctx.config.seed + round_ * 1000 + idx
+    seed = search_seed(ctx, round_, idx)
     return train_in(ctx, files, round_, idx, training_source(files.reward_code()), seed, rung)
 
 
