@@ -3,7 +3,9 @@
 Every surviving candidate of a round trains for a short budget; the fitter half continues from
 where it stopped (policy, optimiser and normalisation statistics: `sandbox.training_state`),
 and only the best reach the full budget. With 4 candidates and 3 rungs (1/4, 1/2 and all of
-the steps) the round trains 2x the full budget instead of 4x. A continued learner keeps the
+the steps) the round trains 2x the full budget instead of 4x; with 3 candidates (the preference
+check rejected one) the fittest goes from 1/4 straight to the full budget, 1.5x instead of 3x.
+A continued learner keeps the
 schedule of the whole run, so a candidate that reaches the last rung has trained as it would
 have without stopping (apart from restarted episodes).
 
@@ -13,7 +15,6 @@ so a run killed mid-rung resumes without retraining a finished rung.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from rewardsmith.sandbox.job import CONTINUABLE_ALGOS
@@ -43,14 +44,21 @@ class Rung:
 def rungs(full_steps: int, candidates: int) -> list[Rung]:
     """The rungs for `candidates` (one rung, the full budget, for a single candidate)."""
     count = 1
-    while count < MAX_RUNGS and ETA**count <= candidates:
+    while count < MAX_RUNGS and ETA ** (count - 1) < candidates:
         count += 1
     return [Rung(r, full_steps // ETA ** (count - 1 - r), count) for r in range(count)]
 
 
 def survivors(entered: int) -> int:
-    """How many of the candidates that finished a rung go on to the next."""
-    return max(1, math.ceil(entered / ETA))
+    """How many of the candidates that finished a rung go on to the next (the fittest 1/ETA,
+    rounded down: a rung that keeps 2 of 3 costs more than it saves)."""
+    return max(1, entered // ETA)
+
+
+def on_rollout(steps: int, rollout: int) -> int:
+    """`steps` rounded down to whole rollouts (at least one): an on-policy learner stops only
+    between rollouts, so a rung that ends mid-rollout would train past its budget."""
+    return max(rollout, steps // rollout * rollout)
 
 
 def unsupported(backend: str, algo: str) -> str | None:

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 
 from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.fanout import in_parallel
-from rewardsmith.eureka_loop.halving import Rung, rungs, survivors, unsupported
+from rewardsmith.eureka_loop.halving import Rung, on_rollout, rungs, survivors, unsupported
 from rewardsmith.eureka_loop.state import (
     CandidateStatus,
     CandidateSummary,
@@ -56,13 +56,17 @@ def train_in(
     earlier: dict[str, Any] | None = None
     resume: dict[str, bytes] | None = None
     if rung is not None:
-        job.stop_at = min(rung.steps, job.steps) if not rung.last else None
+        stop_at = on_rollout(min(rung.steps, job.steps), job.rollout_steps)
+        job.stop_at = stop_at if not rung.last and stop_at < job.steps else None
         if rung.index > 0:
-            earlier = folder.rung_outcome(rung.index - 1)
-            if earlier is None:
-                raise FileNotFoundError(f"rung {rung.index - 1} of {folder.path} left no outcome")
+            # The last rung it trained: a sole survivor skips the rungs between to the last.
+            trained = [r for r in range(rung.index) if folder.rung_outcome(r) is not None]
+            if not trained:
+                raise FileNotFoundError(f"no earlier rung of {folder.path} left an outcome")
+            earlier = folder.rung_outcome(trained[-1])
+            assert earlier is not None
             job.start_steps = int(earlier["steps"])
-            resume = _read_saved_state(folder.rung_state_dir(rung.index - 1))
+            resume = _read_saved_state(folder.rung_state_dir(trained[-1]))
 
     def progress(done: int, total: int) -> None:
         ctx.raise_if_cancelled()
@@ -151,6 +155,8 @@ def _by_halving(ctx: Context, pending: list[CandidateSummary]) -> list[dict[str,
     final: dict[int, dict[str, Any]] = {}
     alive = list(range(len(pending)))
     for rung in rungs(job_steps, len(pending)):
+        if len(alive) == 1 and not rung.last:
+            continue  # nothing left to rank: the sole survivor goes on to the full budget
         results = in_parallel(
             ctx, functools.partial(_train_rung, ctx, pending, rung), alive, "train"
         )

@@ -23,6 +23,7 @@ TRAINING_STATE_FILES = (POLICY_FILE, OPTIMIZER_FILE, OBS_STATS_FILE)
 CONTINUABLE_ALGOS = ("ppo",)
 """Learners a job can continue: on-policy ones keep nothing else (SAC's replay buffer would
 have to travel too)."""
+PPO_DEFAULT_N_STEPS = 2048  # Stable-Baselines3's, for a task that does not set its own
 RESUME_PREFIX = "resume_"  # the inputs a continued job starts from: resume_policy.pt, ...
 EVAL_FILE = "evaluation.json"
 TRAJECTORIES_FILE = "trajectories.npz"
@@ -54,6 +55,13 @@ class TrainJob:
     def target_steps(self) -> int:
         """Where this job stops training."""
         return self.steps if self.stop_at is None else min(self.stop_at, self.steps)
+
+    @property
+    def rollout_steps(self) -> int:
+        """The steps one update collects: an on-policy learner stops only after whole ones."""
+        if self.algo != "ppo":
+            return 1
+        return int(self.hyperparams.get("n_steps", PPO_DEFAULT_N_STEPS)) * self.n_envs
 
     def to_json(self) -> str:
         """The job file's text: a versioned record, as every JSON file of a run."""

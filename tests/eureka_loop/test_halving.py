@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rewardsmith.eureka_loop.halving import rungs, survivors, unsupported
+from rewardsmith.eureka_loop.halving import on_rollout, rungs, survivors, unsupported
 from rewardsmith.eureka_loop.runner import resume_run, start_run
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.views import open_view
@@ -21,10 +21,13 @@ from rewardsmith.runs.views import open_view
 def test_rungs_grow_by_half_and_end_at_the_full_budget() -> None:
     assert [r.steps for r in rungs(8192, 4)] == [2048, 4096, 8192]
     assert [r.steps for r in rungs(8192, 16)] == [2048, 4096, 8192]  # at most three rungs
-    assert [r.steps for r in rungs(8192, 3)] == [4096, 8192]
+    assert [r.steps for r in rungs(8192, 3)] == [2048, 4096, 8192]
+    assert [r.steps for r in rungs(8192, 2)] == [4096, 8192]
     assert [r.steps for r in rungs(8192, 1)] == [8192]
     assert rungs(8192, 4)[-1].last and not rungs(8192, 4)[0].last
-    assert [survivors(n) for n in (1, 2, 3, 4)] == [1, 1, 2, 2]
+    assert [survivors(n) for n in (1, 2, 3, 4, 5)] == [1, 1, 1, 2, 2]
+    # A rung ends on a whole rollout: a learner stopped mid-rollout trains on past it.
+    assert [on_rollout(s, 256) for s in (2047, 2048, 2100, 100)] == [1792, 2048, 2048, 256]
     assert unsupported("sb3", "ppo") is None
     assert "replay buffer" in (unsupported("sb3", "sac") or "")
     assert unsupported("jax", "ppo") is not None
@@ -72,6 +75,20 @@ def test_survivors_continue_and_the_steps_add_up(tmp_path: Path) -> None:
     by_steps = {c.steps: c for c in view.rounds[0].candidates}
     assert by_steps[8192].stopped_at_rung is None and by_steps[4096].stopped_at_rung == 1
     assert "stopped early at rung 1" in by_steps[2048].fate
+
+
+@pytest.mark.slow
+def test_a_sole_survivor_goes_from_the_first_rung_to_the_full_budget(tmp_path: Path) -> None:
+    result = start_run(_config(samples=3), tmp_path)
+    run_dir = Path(result["run_dir"])
+    outcomes = _outcomes(run_dir)
+    steps = sorted(int(o["steps"]) for o in outcomes.values())  # type: ignore[call-overload]
+    assert steps == [2048, 2048, 8192]  # 1.5 x the full budget, not 3 x
+    finalist = next(name for name, o in outcomes.items() if o["steps"] == 8192)
+    rung_files = sorted(p.name for p in (run_dir / "round_00" / finalist).glob("rung_*.json"))
+    assert rung_files == ["rung_0.json", "rung_2.json"]  # it continued from rung 0's state
+    checkpoints = [c["step"] for c in outcomes[finalist]["checkpoints"]]  # type: ignore[attr-defined]
+    assert checkpoints == sorted(checkpoints) and checkpoints[0] < 2048
 
 
 @pytest.mark.slow
