@@ -10,6 +10,7 @@ every result present into `benchmarks/results/quality.md` and docs/benchmarks.md
     .venv/bin/python benchmarks/quality.py --task cartpole --seeds 0 1 2
     .venv/bin/python benchmarks/quality.py --task reacher --seeds 0 1 2   # the Reacher task file
     .venv/bin/python benchmarks/quality.py --task mountaincar-continuous --backend jax
+    .venv/bin/python benchmarks/quality.py --task halfcheetah --steps 50000   # a reduced budget
     .venv/bin/python benchmarks/quality.py --table
 
 "Beats the human reward beyond the noise": the best's fresh-seed fitnesses (pooled over the
@@ -30,6 +31,7 @@ import statistics
 import tempfile
 import time
 from contextlib import nullcontext
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -77,23 +79,33 @@ def training_steps(run_dir: Path, runs_dir: Path) -> int:
     return steps
 
 
-def result_path(task: str, backend: str, confirm_best: bool = False) -> Path:
+@dataclass(frozen=True)
+class Variant:
+    """How a row's runs differ from the task's defaults; each variant is a row of its own."""
+
+    backend: str = "sb3"
+    confirm_best: bool = False
+    steps: int | None = None
+    """Steps per candidate (search and final evaluation alike); None: the task's own."""
+    schedule: str = "full"
+
+
+def result_path(task: str, variant: Variant = Variant()) -> Path:
     """A task's result file: `<task>.json` on SB3, `<task>@<backend>.json` on another backend,
-    whose budgets and learner differ, and `+confirm` added under `--confirm-best`, whose search
-    differs (each a row of its own, never pooled with another)."""
-    name = task if backend == "sb3" else f"{task}@{backend}"
-    return TASK_RESULTS / f"{name}{'+confirm' if confirm_best else ''}.json"
+    whose budgets and learner differ, `+confirm` under `--confirm-best` and `+halving` under
+    `--schedule halving`, whose searches differ (each a row of its own, never pooled with
+    another). A reduced `--steps` keeps the name: the budgets recorded in the file say it, and
+    rows at other budgets are never mixed in (`measure`)."""
+    name = task if variant.backend == "sb3" else f"{task}@{variant.backend}"
+    name += "+confirm" if variant.confirm_best else ""
+    name += "+halving" if variant.schedule != "full" else ""
+    return TASK_RESULTS / f"{name}.json"
 
 
 def run_seed(
-    task: str,
-    seed: int,
-    eval_seeds: int,
-    runs_dir: Path,
-    backend: str = "sb3",
-    confirm_best: bool = False,
+    task: str, seed: int, eval_seeds: int, runs_dir: Path, variant: Variant = Variant()
 ) -> dict[str, Any]:
-    """One whole loop at the task's default budgets, with its fresh-seed final evaluation."""
+    """One whole loop at the variant's budgets, with its fresh-seed final evaluation."""
     task_file = task_file_for(task)
     config = LoopConfig(
         task_id=task if task_file is None else "",
@@ -101,8 +113,10 @@ def run_seed(
         seed=seed,
         eval_seeds=eval_seeds,
         sandbox="process",
-        backend=backend,
-        confirm_best=confirm_best,
+        backend=variant.backend,
+        confirm_best=variant.confirm_best,
+        steps=variant.steps,
+        schedule=variant.schedule,
     )
     start = time.monotonic()
     result = start_run(config, runs_dir)
@@ -125,21 +139,23 @@ def run_seed(
     }
 
 
-def budgets(
-    task: str, eval_seeds: int, backend: str = "sb3", confirm_best: bool = False
-) -> dict[str, Any]:
+def budgets(task: str, eval_seeds: int, variant: Variant = Variant()) -> dict[str, Any]:
     """The budgets the task's rows were measured at, recorded beside them for the table."""
     adapter = load_task(task if task_file_for(task) is None else None, task_file_for(task))
     defaults = LoopConfig(task_id=task)
-    job = make_job(adapter, steps=None, seed=0, backend=backend, search=True)
+    backend = variant.backend
+    job = make_job(adapter, steps=variant.steps, seed=0, backend=backend, search=True)
+    default_steps = make_job(adapter, steps=None, seed=0, backend=backend, search=True).steps
     return {
         "rounds": defaults.rounds,
         "samples": defaults.samples,
         "steps_per_candidate": job.steps,
+        "default_steps_per_candidate": default_steps,
         "eval_seeds": eval_seeds,
         "algo": job.algo if backend == "sb3" else f"{backend} {job.algo}",
         "backend": backend,
-        "confirm_best": confirm_best,
+        "confirm_best": variant.confirm_best,
+        "schedule": variant.schedule,
     }
 
 
@@ -156,23 +172,29 @@ def measure(
     task: str,
     seeds: list[int],
     eval_seeds: int,
-    backend: str = "sb3",
+    variant: Variant = Variant(),
     keep: Path | None = None,
-    confirm_best: bool = False,
 ) -> Path:
     """Run `seeds` on `task`; its result file is rewritten after each, so a stop loses none.
-    The run folders go to `keep` (to read what won afterwards), else a temporary directory."""
+    The run folders go to `keep` (to read what won afterwards), else a temporary directory.
+    Refuses to mix rows of other budgets into the file: their numbers do not pool."""
     TASK_RESULTS.mkdir(parents=True, exist_ok=True)
-    path = result_path(task, backend, confirm_best)
+    path = result_path(task, variant)
     earlier = json.loads(path.read_text()) if path.exists() else {"seeds": []}
-    rows = [r for r in earlier["seeds"] if r["seed"] not in seeds]
     conditions: dict[str, Any] = {
-        "budgets": budgets(task, eval_seeds, backend, confirm_best),
+        "budgets": budgets(task, eval_seeds, variant),
         "machine": machine(),
     }
+    mismatch = _budget_mismatch(earlier.get("budgets"), conditions["budgets"])
+    if earlier["seeds"] and mismatch:
+        raise SystemExit(
+            f"{path} holds rows measured at other budgets ({mismatch}); measure at those "
+            "budgets, or move the file away to start a row at these"
+        )
+    rows = [r for r in earlier["seeds"] if r["seed"] not in seeds]
     with nullcontext(keep) if keep else tempfile.TemporaryDirectory() as runs_dir:
         for seed in seeds:
-            rows.append(run_seed(task, seed, eval_seeds, Path(runs_dir), backend, confirm_best))
+            rows.append(run_seed(task, seed, eval_seeds, Path(runs_dir), variant))
             print(json.dumps(rows[-1]), flush=True)
             record = {
                 "task": task,
@@ -181,6 +203,18 @@ def measure(
             }
             path.write_text(json.dumps(record, indent=2) + "\n")  # after every seed: nothing lost
     return path
+
+
+def _budget_mismatch(earlier: dict[str, Any] | None, now: dict[str, Any]) -> str:
+    """What differs between a result file's budgets and this measurement's (keys both have)."""
+    if earlier is None:
+        return ""
+    keys = ("rounds", "samples", "steps_per_candidate", "eval_seeds", "algo", "schedule")
+    return ", ".join(
+        f"{k} {earlier[k]} there, {now[k]} here"
+        for k in keys
+        if k in earlier and earlier[k] != now[k]
+    )
 
 
 def _mean_sd(values: list[float]) -> str:
@@ -231,8 +265,16 @@ def table() -> str:
         diff, beyond, as_good = verdict(best, human)
         b = record["budgets"]
         backend = b.get("backend", "sb3")
+        reduced = b.get("default_steps_per_candidate", b["steps_per_candidate"])
         tags = [
-            t for t in (backend != "sb3" and backend, b.get("confirm_best") and "confirm-best") if t
+            t
+            for t in (
+                backend != "sb3" and backend,
+                b.get("confirm_best") and "confirm-best",
+                b.get("schedule", "full") != "full" and b["schedule"],
+                b["steps_per_candidate"] < reduced and f"reduced budget, default {reduced:,}",
+            )
+            if t
         ]
         name = record["task"] + (f" ({', '.join(tags)})" if tags else "")
         lines.append(
@@ -277,14 +319,22 @@ def main() -> None:
         action="store_true",
         help="search with --confirm-best (a row of its own: `task (confirm-best)`)",
     )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        help="steps per candidate, search and evaluation (default: the task's own); for a task "
+        "whose default budgets do not fit one sitting, recorded and shown in the table",
+    )
+    parser.add_argument(
+        "--schedule", default="full", choices=["full", "halving"], help="the search's schedule"
+    )
     parser.add_argument("--table", action="store_true", help="assemble the table from the results")
     args = parser.parse_args()
     if not args.task and not args.table:
         parser.error("give --task TASK to measure one task, or --table to assemble the table")
     if args.task:
-        path = measure(
-            args.task, args.seeds, args.eval_seeds, args.backend, args.keep_runs, args.confirm_best
-        )
+        variant = Variant(args.backend, args.confirm_best, args.steps, args.schedule)
+        path = measure(args.task, args.seeds, args.eval_seeds, variant, args.keep_runs)
         print(f"wrote {path}")
     write_table()
 
