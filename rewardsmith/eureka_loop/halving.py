@@ -5,9 +5,8 @@ where it stopped (policy, optimiser and normalisation statistics: `sandbox.train
 and only the best reach the full budget. With 4 candidates and 3 rungs (1/4, 1/2 and all of
 the steps) the round trains 2x the full budget instead of 4x; with 3 candidates (the preference
 check rejected one) the fittest goes from 1/4 straight to the full budget, 1.5x instead of 3x.
-A continued learner keeps the
-schedule of the whole run, so a candidate that reaches the last rung has trained as it would
-have without stopping (apart from restarted episodes).
+A continued learner keeps the schedule of the whole run, so a candidate that reaches the last
+rung has trained as it would have without stopping (apart from restarted episodes).
 
 Each rung's outcome is kept (`rung_R.json`, with the saved state beside it in `rung_R_state/`),
 so a run killed mid-rung resumes without retraining a finished rung.

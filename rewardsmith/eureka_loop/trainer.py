@@ -60,13 +60,14 @@ def train_in(
         job.stop_at = stop_at if not rung.last and stop_at < job.steps else None
         if rung.index > 0:
             # The last rung it trained: a sole survivor skips the rungs between to the last.
-            trained = [r for r in range(rung.index) if folder.rung_outcome(r) is not None]
-            if not trained:
+            for index in reversed(range(rung.index)):
+                earlier = folder.rung_outcome(index)
+                if earlier is not None:
+                    break
+            else:
                 raise FileNotFoundError(f"no earlier rung of {folder.path} left an outcome")
-            earlier = folder.rung_outcome(trained[-1])
-            assert earlier is not None
             job.start_steps = int(earlier["steps"])
-            resume = _read_saved_state(folder.rung_state_dir(trained[-1]))
+            resume = _read_saved_state(folder.rung_state_dir(index))
 
     def progress(done: int, total: int) -> None:
         ctx.raise_if_cancelled()
