@@ -19,6 +19,7 @@ from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.state import Context, LoopState
 from rewardsmith.eureka_loop.trainer import train_in
+from rewardsmith.reward.syntax import parse
 from rewardsmith.runs.schema import write_record
 
 EVAL_SEED_BASE = 100_000
@@ -45,7 +46,7 @@ def reward_fingerprint(source: str | None) -> str | None:
     if source is None:
         return None
     try:
-        return ast.dump(ast.parse(source))
+        return ast.dump(parse(source))
     except SyntaxError:
         return source.strip()
 

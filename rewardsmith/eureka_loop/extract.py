@@ -8,10 +8,11 @@ wrong with the reply.
 
 from __future__ import annotations
 
-import ast
 import re
 import textwrap
 from dataclasses import dataclass
+
+from rewardsmith.reward.syntax import parse
 
 ENTRY_POINT = "compute_reward"
 
@@ -147,7 +148,7 @@ def _is_code(line: str, *, allow_blank: bool) -> bool:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        parse(code)
     except (SyntaxError, ValueError):
         return False
     return True

@@ -33,6 +33,7 @@ from rewardsmith.eureka_loop.task_terms import (
     derive_terms,
 )
 from rewardsmith.prompts import render
+from rewardsmith.reward.syntax import parse
 from rewardsmith.runs import candidate as candidate_files
 from rewardsmith.runs.schema import embedded_record
 from rewardsmith.sandbox.trajectories import load_episodes
@@ -148,7 +149,7 @@ def term_scales(adapter: TaskAdapter, states_path: Path) -> dict[tuple[str, str]
 
 def _human_helpers(source: str) -> str:
     """The human reward's definitions, minus its docstring and imports, as `_human_reward`."""
-    tree = ast.parse(source)
+    tree = parse(source)
     kept = [
         node
         for node in tree.body
@@ -169,7 +170,7 @@ def human_components(source: str | None) -> list[str]:
         return []
     functions = [
         node
-        for node in ast.parse(source).body
+        for node in parse(source).body
         if isinstance(node, ast.FunctionDef) and node.name == "compute_reward"
     ]
     dicts: dict[str, ast.Dict] = {}

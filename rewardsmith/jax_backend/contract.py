@@ -22,6 +22,7 @@ from rewardsmith.reward.describe import describe, user_traceback
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.loader import RewardFn
 from rewardsmith.reward.static import check_source
+from rewardsmith.reward.syntax import compile_module
 
 
 class JaxStateBatch:
@@ -77,7 +78,7 @@ def load_jax_reward(source: str, filename: str) -> RewardFn:
     module.__file__ = filename
     module.__dict__["__builtins__"] = {**vars(builtins), "__import__": _jax_import}
     try:
-        exec(compile(tree, filename, "exec"), module.__dict__)
+        exec(compile_module(tree, filename), module.__dict__)
     except BaseException as exc:
         raise incompatible(exc, filename, "while loading") from None
     fn = module.__dict__.get("compute_reward")

@@ -11,6 +11,7 @@ from typing import Any
 from rewardsmith.reward.describe import describe, user_traceback
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.static import check_source
+from rewardsmith.reward.syntax import compile_module
 
 __all__ = ["RewardFn", "load_reward", "load_reward_source", "user_traceback"]
 
@@ -30,7 +31,7 @@ def load_reward_source(source: str, filename: str) -> RewardFn:
     module = types.ModuleType("candidate_reward")
     module.__file__ = filename
     try:
-        exec(compile(tree, filename, "exec"), module.__dict__)
+        exec(compile_module(tree, filename), module.__dict__)
     except BaseException as exc:  # any class at all, KeyboardInterrupt and SystemExit included
         raise RewardError(
             ErrorCategory.RUNTIME_ERROR,

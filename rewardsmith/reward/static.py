@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from rewardsmith.reward.errors import ErrorCategory, RewardError
+from rewardsmith.reward.syntax import parse
 
 ALLOWED_IMPORTS = frozenset({"numpy", "math", "typing", "__future__"})
 CONTRACT_PARAMETERS = ("state", "action", "next_state")
@@ -40,7 +41,7 @@ FORBIDDEN_ATTRIBUTES = frozenset(
 def check_source(source: str, filename: str = "reward.py") -> ast.Module:
     """Parse the source and check the contract's shape; raise RewardError on the first problem."""
     try:
-        tree = ast.parse(source, filename=filename)
+        tree = parse(source, filename)
     except SyntaxError as exc:
         raise RewardError(
             ErrorCategory.SYNTAX_ERROR,
@@ -136,7 +137,7 @@ def _check_signature(tree: ast.Module) -> None:
 def fields_read(source: str) -> set[str]:
     """State fields the code reads as `state.x`, `next_state.x` or `state["x"]` (no execution)."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse(source)):
         target = getattr(node, "value", None)
         if not (isinstance(target, ast.Name) and target.id in ("state", "next_state")):
             continue
