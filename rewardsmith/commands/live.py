@@ -44,6 +44,10 @@ class LiveReporter:
 
     def __exit__(self, *exc: object) -> None:
         self.live.__exit__(None, None, None)
+        if not self.console.is_terminal:
+            # rich ends the last frame with a newline only on a terminal; piped to a file or
+            # `tee`, what is printed next would continue the frame's last line.
+            self.console.line()
 
     def render(self) -> Group:
         """The frame `Live` redraws from its own thread: the header, and the rows of the current

@@ -1,0 +1,22 @@
+"""The live display hands over cleanly to what is printed after it."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from rewardsmith.commands.live import LiveReporter
+
+
+def test_output_after_the_live_display_starts_on_a_line_of_its_own_when_piped() -> None:
+    """Piped to a file or `tee` (not a terminal), rich ends the last frame without a newline,
+    and the run's summary table was printed on the frame's last line."""
+    out = io.StringIO()
+    console = Console(file=out, width=100, force_terminal=False)
+    with LiveReporter(console) as reporter:
+        reporter.round_started(0, 0)
+        reporter.candidate(0, 0, "trained", "fitness 1")
+    console.print("the summary")
+    lines = out.getvalue().splitlines()
+    assert "the summary" in lines, lines[-3:]
