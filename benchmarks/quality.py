@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import os
 import platform
 import re
@@ -38,6 +37,7 @@ from typing import Any
 
 from rewardsmith.envs import list_tasks, load_task
 from rewardsmith.envs.registry import TaskNotFoundError
+from rewardsmith.eureka_loop.evaluation import versus_human
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.candidate import TrainingFiles
@@ -225,12 +225,13 @@ def _mean_sd(values: list[float]) -> str:
 
 
 def verdict(best: list[float], human: list[float]) -> tuple[str, bool, bool]:
-    """(best - human, as text), beyond the noise, and at least as good within it."""
-    if len(best) < 2 or len(human) < 2:
+    """(best - human, as text), beyond the noise, and at least as good within it: the rule a
+    run's own final evaluation reports (`evaluation.versus_human`), on the pooled seeds."""
+    comparison = versus_human(best, human)
+    if comparison is None:
         return "-", False, False
-    diff = statistics.fmean(best) - statistics.fmean(human)
-    se = math.sqrt(statistics.variance(best) / len(best) + statistics.variance(human) / len(human))
-    return f"{diff:+.3g} (2 SE {2 * se:.2g})", diff > 2 * se, diff >= -2 * se
+    text = f"{comparison['difference']:+.3g} (2 SE {comparison['two_se']:.2g})"
+    return text, comparison["verdict"] == "better", comparison["verdict"] != "worse"
 
 
 def distinct_trainings(rows: list[dict[str, Any]], arm: str) -> list[float]:

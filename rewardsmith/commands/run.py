@@ -74,6 +74,11 @@ def _print_result(result: dict[str, Any]) -> None:
         console.print(
             f"[bold]human-normalised score:[/] {fmt(score, missing='n/a')} ({_score_meaning(result)})"
         )
+        from rewardsmith.eureka_loop.evaluation import versus_human_text
+
+        comparison = versus_human_text(result.get("versus_human"))
+        if comparison:
+            console.print(comparison)
     if result["llm_calls"]:
         console.print(
             f"LLM: {result['llm_calls']} calls, {result['tokens']:,} tokens, ${result['cost_usd']:.4f}"

@@ -159,6 +159,7 @@ def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
         "sparse_fitness": (evaluation.get("sparse") or {}).get("fitness"),
         "evaluated_best_fitness": (evaluation.get("best") or {}).get("fitness"),
         "human_normalized_score": evaluation.get("human_normalized_score"),
+        "versus_human": evaluation.get("versus_human"),
         "best_is_env_reward": bool(evaluation.get("best_is_env_reward")),
         "best_is_human_reward": bool(evaluation.get("best_is_human_reward")),
         "evaluation_note": evaluation.get("note"),
