@@ -74,7 +74,7 @@ def _print_result(result: dict[str, Any]) -> None:
         console.print(
             f"[bold]human-normalised score:[/] {fmt(score, missing='n/a')} ({_score_meaning(result)})"
         )
-        from rewardsmith.eureka_loop.evaluation import versus_human_text
+        from rewardsmith.eureka_loop.versus_human import versus_human_text
 
         comparison = versus_human_text(result.get("versus_human"))
         if comparison:

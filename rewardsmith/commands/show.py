@@ -18,6 +18,7 @@ from rewardsmith.commands.common import (
 )
 from rewardsmith.commands.runs_list import load
 from rewardsmith.commands.text import plain, untrusted
+from rewardsmith.eureka_loop.versus_human import versus_human_text
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
 
 STATUS_STYLES = {"trained": "green", "rejected": "red", "failed": "red", "designed": "yellow"}
@@ -83,6 +84,9 @@ def print_header(view: RunView) -> None:
             f"{fmt(view.human_normalized_score, '.2f')}",
             highlight=False,
         )
+        comparison = versus_human_text(view.evaluation.get("versus_human"))
+        if comparison:
+            console.print(comparison, highlight=False)
     console.print(
         f"LLM: {view.llm_calls} calls, {view.tokens:,} tokens, ${view.cost_usd:.4f}",
         highlight=False,

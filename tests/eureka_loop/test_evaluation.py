@@ -11,16 +11,11 @@ from typer.testing import CliRunner
 
 from rewardsmith.cli import app
 from rewardsmith.envs import load_task
-from rewardsmith.eureka_loop.evaluation import (
-    EVAL_NAMES,
-    same_reward,
-    shared_arm_note,
-    versus_human,
-    versus_human_text,
-)
+from rewardsmith.eureka_loop.evaluation import EVAL_NAMES, same_reward, shared_arm_note
 from rewardsmith.eureka_loop.reporter import NullReporter
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.eureka_loop.versus_human import versus_human, versus_human_text
 
 HUMAN = '''"""Alive bonus."""
 
