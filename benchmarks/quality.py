@@ -39,10 +39,10 @@ from rewardsmith.envs import list_tasks, load_task
 from rewardsmith.envs.registry import TaskNotFoundError
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
-from rewardsmith.eureka_loop.versus_human import versus_human
 from rewardsmith.runs.candidate import TrainingFiles
 from rewardsmith.runs.schema import read_record
 from rewardsmith.runs.store import RunStore
+from rewardsmith.runs.versus_human import versus_human
 from rewardsmith.sandbox.training import make_job
 
 RESULTS = Path(__file__).parent / "results"
@@ -226,7 +226,7 @@ def _mean_sd(values: list[float]) -> str:
 
 def verdict(best: list[float], human: list[float]) -> tuple[str, bool, bool]:
     """(best - human, as text), beyond the noise, and at least as good within it: the rule a
-    run's own final evaluation reports (`eureka_loop.versus_human`), on the pooled seeds."""
+    run's own final evaluation reports (`runs.versus_human`), on the pooled seeds."""
     comparison = versus_human(best, human)
     if comparison is None:
         return "-", False, False

@@ -18,6 +18,7 @@ from rewardsmith.commands.common import (
     print_json,
 )
 from rewardsmith.commands.text import untrusted
+from rewardsmith.runs.versus_human import versus_human_text
 
 
 def evaluate(
@@ -80,8 +81,6 @@ def evaluate(
         console.print(f"{report['note']}: its seeds stand for the human arm too")
     score = report["human_normalized_score"]
     console.print(f"[bold]human-normalised score:[/] {fmt(score, '.3f', missing='n/a')}")
-    from rewardsmith.eureka_loop.versus_human import versus_human_text
-
     comparison = versus_human_text(report.get("versus_human"))
     if comparison:
         console.print(comparison)

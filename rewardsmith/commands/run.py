@@ -25,6 +25,7 @@ from rewardsmith.commands.common import (
 from rewardsmith.commands.text import untrusted
 from rewardsmith.eureka_loop.halving import SCHEDULES
 from rewardsmith.eureka_loop.state import DEFAULT_PREFERENCE_THRESHOLD, default_parallel
+from rewardsmith.runs.versus_human import versus_human_text
 
 
 def _print_result(result: dict[str, Any]) -> None:
@@ -74,8 +75,6 @@ def _print_result(result: dict[str, Any]) -> None:
         console.print(
             f"[bold]human-normalised score:[/] {fmt(score, missing='n/a')} ({_score_meaning(result)})"
         )
-        from rewardsmith.eureka_loop.versus_human import versus_human_text
-
         comparison = versus_human_text(result.get("versus_human"))
         if comparison:
             console.print(comparison)

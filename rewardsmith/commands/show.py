@@ -18,7 +18,7 @@ from rewardsmith.commands.common import (
 )
 from rewardsmith.commands.runs_list import load
 from rewardsmith.commands.text import plain, untrusted
-from rewardsmith.eureka_loop.versus_human import versus_human_text
+from rewardsmith.runs.versus_human import versus_human_text
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
 
 STATUS_STYLES = {"trained": "green", "rejected": "red", "failed": "red", "designed": "yellow"}

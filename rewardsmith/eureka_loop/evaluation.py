@@ -19,9 +19,9 @@ from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.state import Context, LoopState
 from rewardsmith.eureka_loop.trainer import train_in
-from rewardsmith.eureka_loop.versus_human import versus_human
 from rewardsmith.reward.syntax import parse
 from rewardsmith.runs.schema import write_record
+from rewardsmith.runs.versus_human import versus_human
 
 EVAL_SEED_BASE = 100_000
 EVAL_NAMES = ("best", "human", "sparse")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rewardsmith import __version__
 from rewardsmith.runs.atomic import write_text
+from rewardsmith.runs.versus_human import versus_human_text
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
 
 if TYPE_CHECKING:
@@ -134,9 +135,11 @@ def _evaluation_table(view: RunView) -> str:
             f"<td>{_f(entry.get('fitness_std'))}</td><td>{_e(seeds)}</td>"
             f"<td>{_e(entry.get('failed_seeds', 0))}</td></tr>"
         )
+    comparison = versus_human_text(view.evaluation.get("versus_human"))
     return (
         "<table><thead><tr><th>reward</th><th>mean fitness</th><th>std</th><th>per seed</th>"
         f"<th>failed seeds</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        + (f"<p>{_e(comparison)}</p>" if comparison else "")
     )
 
 

@@ -15,7 +15,6 @@ from rewardsmith.eureka_loop.evaluation import EVAL_NAMES, same_reward, shared_a
 from rewardsmith.eureka_loop.reporter import NullReporter
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
-from rewardsmith.eureka_loop.versus_human import versus_human, versus_human_text
 
 HUMAN = '''"""Alive bonus."""
 
@@ -48,21 +47,6 @@ def test_the_note_names_which_reward_stands_for_both_arms() -> None:
     )
     assert "environment's own reward" in (shared_arm_note({"best": None, "human": None}) or "")
     assert shared_arm_note({"best": HUMAN.replace("ones", "zeros"), "human": HUMAN}) is None
-
-
-def test_versus_human_judges_the_difference_by_twice_its_standard_error() -> None:
-    # Pendulum's table row, one run's seeds: +0.04 with a spread of ~0.01 an arm is beyond it.
-    better = versus_human([0.837, 0.833], [0.801, 0.795])
-    assert better is not None and better["verdict"] == "better"
-    assert better["difference"] == pytest.approx(0.037)
-    assert better["two_se"] == pytest.approx(2 * ((0.004**2 / 2 + 0.006**2 / 2) / 2) ** 0.5)
-    # Hopper's: the same means within a spread of 0.6 are as good, not better or worse.
-    assert (versus_human([1.0, 1.33], [1.57, 0.29]) or {})["verdict"] == "as good"
-    assert (versus_human([0.2, 0.3], [1.57, 1.6]) or {})["verdict"] == "worse"
-    # One seed an arm has no spread to judge by.
-    assert versus_human([1.0], [0.5, 0.6]) is None and versus_human_text(None) is None
-    text = versus_human_text(better) or ""
-    assert text.startswith("best - human = +0.037 (2 SE ") and "beyond the noise" in text
 
 
 class Recorder(NullReporter):
