@@ -69,6 +69,11 @@ def shared_arm_note(sources: dict[str, str | None]) -> str | None:
     return "best is the human reward; evaluated once"
 
 
+def _versus_human(report: dict[str, Any], same: bool) -> dict[str, Any] | None:
+    """Where one training stands for both arms there is nothing to compare."""
+    return None if same else versus_human(report["best"]["per_seed"], report["human"]["per_seed"])
+
+
 def evaluate(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Retrain the run's best, the human and the sparse reward on fresh seeds, so the
     reported score does not rest on the one seed the search trained with."""
@@ -140,10 +145,7 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
         report["best"]["fitness"], report["human"]["fitness"], report["sparse"]["fitness"]
     )
     report["human_normalized_score"] = score
-    # Where one training stands for both arms there is nothing to compare.
-    report["versus_human"] = (
-        None if same else versus_human(report["best"]["per_seed"], report["human"]["per_seed"])
-    )
+    report["versus_human"] = _versus_human(report, same)
     report["best_is_human_reward"] = same
     report["best_is_env_reward"] = same and sources["best"] is None
     report["note"] = note
