@@ -23,15 +23,19 @@ def versus_human(best: list[float], human: list[float]) -> dict[str, Any] | None
     return {"difference": difference, "two_se": two_se, "verdict": verdict}
 
 
+_WORDS = {
+    "better": "better than the human reward beyond the noise",
+    "as good": "as good as the human reward within the noise",
+    "worse": "worse than the human reward beyond the noise",
+}
+
+
 def versus_human_text(comparison: dict[str, Any] | None) -> str | None:
-    """One line for the CLI: the difference, its noise, and the verdict in words."""
-    if comparison is None:
+    """One line for the CLI: the difference, its noise, and the verdict in words; None where
+    there is none, or where a hand-edited evaluation.json holds something else."""
+    if not isinstance(comparison, dict) or comparison.get("verdict") not in _WORDS:
         return None
-    words = {
-        "better": "better than the human reward beyond the noise",
-        "as good": "as good as the human reward within the noise",
-        "worse": "worse than the human reward beyond the noise",
-    }[comparison["verdict"]]
-    return (
-        f"best - human = {comparison['difference']:+.4g} (2 SE {comparison['two_se']:.2g}): {words}"
-    )
+    difference, two_se = comparison.get("difference"), comparison.get("two_se")
+    if not all(isinstance(v, int | float) for v in (difference, two_se)):
+        return None
+    return f"best - human = {difference:+.4g} (2 SE {two_se:.2g}): {_WORDS[comparison['verdict']]}"

@@ -20,3 +20,5 @@ def test_versus_human_judges_the_difference_by_twice_its_standard_error() -> Non
     assert versus_human([1.0], [0.5, 0.6]) is None and versus_human_text(None) is None
     text = versus_human_text(better) or ""
     assert text.startswith("best - human = +0.037 (2 SE ") and "beyond the noise" in text
+    assert versus_human_text({"verdict": "best ever", "difference": 1, "two_se": 0}) is None
+    assert versus_human_text({"verdict": "better", "difference": "1"}) is None
