@@ -1,9 +1,11 @@
 """The JAX evaluator: score saved policy parameters on the task's fitness, with no reward code.
 
-Runs as `python -m rewardsmith.jax_backend.evaluate EVAL_DIR POLICY_DIR` after the worker has
-exited. The network is rebuilt from the orchestrator's job file in EVAL_DIR; only the parameter
-arrays come from POLICY_DIR (`allow_pickle=False`, checked against the network's template). The
-episodes are scored by the task's own adapter, as on the SB3 backend.
+Runs as `python -m rewardsmith.jax_backend.evaluate EVAL_DIR POLICY_DIR [CACHE_STORE]` after the
+worker has exited. The network is rebuilt from the orchestrator's job file in EVAL_DIR; only the
+parameter arrays come from POLICY_DIR (`allow_pickle=False`, checked against the network's
+template). The episodes are scored by the task's own adapter, as on the SB3 backend. With a
+store (read-only), compiled programs are reused and new ones left for the orchestrator to keep
+(`evaluator_cache`).
 """
 
 from __future__ import annotations
@@ -12,17 +14,20 @@ import sys
 from pathlib import Path
 
 from rewardsmith.envs import load_task
-from rewardsmith.jax_backend import prepare_process
+from rewardsmith.jax_backend import evaluator_cache, prepare_process
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.rollout import write_evaluation
 
 FINAL_EVAL_SEED = 20_000
 
 
-def main(eval_dir: Path, policy_dir: Path) -> int:
+def main(eval_dir: Path, policy_dir: Path, store: Path | None = None) -> int:
     """Rebuild the network from the trusted job, load only the parameter arrays, write fitness."""
     prepare_process()
     import jax
+
+    if store is not None:
+        evaluator_cache.use(store, eval_dir)
 
     from rewardsmith.jax_backend.policy import (
         PARAMS_FILE,
@@ -48,4 +53,4 @@ def main(eval_dir: Path, policy_dir: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    sys.exit(main(*map(Path, sys.argv[1:4])))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.envs.adapter import TaskAdapter
+from rewardsmith.jax_backend import evaluator_cache
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
 from rewardsmith.sandbox.executor import Limits
@@ -122,9 +123,12 @@ def train_reward_jax(
         outcome.error, outcome.steps = trained.record.error, trained.record.steps
     _read_checkpoints(outcome, job_dir, trained.run)
     if outcome.error is None:
+        store = evaluator_cache.store_for(job.task_id)
         outcome.error, outcome.evaluation = evaluate_policy(
-            adapter, job, candidate_dir, sandbox, limits, EVALUATOR_MODULE
+            adapter, job, candidate_dir, sandbox, limits, EVALUATOR_MODULE, [store] if store else []
         )
+        if store is not None:
+            evaluator_cache.harvest(eval_dir, store)
         outcome.ok = outcome.error is None
     if on_progress is not None and outcome.ok:
         on_progress(job.steps, job.steps)

@@ -9,7 +9,7 @@ Both programs run through `runner.run_job`; what they write is read back through
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,20 +236,22 @@ def evaluate_policy(
     sandbox: Sandbox,
     limits: Limits,
     module: str = EVALUATOR_MODULE,
+    readable: Sequence[Path] = (),
 ) -> tuple[RewardError | None, dict[str, Any]]:
     """Run a backend's reward-free evaluator in its own sandbox; only `eval/` is writable to it,
-    the trained policy in `job/` is readable."""
+    the trained policy in `job/` is readable, and so is each of `readable` (its arguments after
+    the two folders)."""
     job_dir, eval_dir = candidate_dir / "job", candidate_dir / "eval"
     evaluated = run_job(
         sandbox,
         module,
-        [str(eval_dir), str(job_dir)],
+        [str(eval_dir), str(job_dir), *map(str, readable)],
         workdir=eval_dir,
         inputs={files.JOB_FILE: job.to_json(), **_task_input(adapter)},
         limits=limits,
         log_path=candidate_dir / "evaluator.log",
         read=read_evaluation,
         what="evaluation failed",
-        readable=[job_dir],
+        readable=[job_dir, *readable],
     )
     return evaluated.error, evaluated.record or {}

@@ -8,6 +8,7 @@ and actions are exactly what the reward sees in training.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -29,11 +30,19 @@ N_ENVS = 16
 STEPS = 150
 
 
+@cache
+def compiled(task_id: str) -> tuple[Any, Any, Any]:
+    """The task's batch environment with its reset and step jitted, once per test session.
+
+    MJX compiles each for up to a minute on two CPU cores; both tests below share them.
+    """
+    env = TASKS[task_id].make_batch_env()
+    return env, jax.jit(env.reset), jax.jit(env.step)
+
+
 def random_transitions(task_id: str, seed: int = 0) -> list[dict[str, Any]]:
     """Transitions of N_ENVS random-policy environments, each with its alive mask."""
-    env = TASKS[task_id].make_batch_env()
-    reset = jax.jit(env.reset)
-    step = jax.jit(env.step)
+    env, reset, step = compiled(task_id)
     key = jax.random.PRNGKey(seed)
     key, reset_key = jax.random.split(key)
     state = reset(jax.random.split(reset_key, N_ENVS))
@@ -73,13 +82,13 @@ ALL_TASKS = [
 @pytest.mark.parametrize("task_id", ALL_TASKS)
 @pytest.mark.slow
 def test_fields_are_the_sb3_tasks_fields(task_id: str) -> None:
-    env = TASKS[task_id].make_batch_env()
-    state = jax.jit(env.reset)(jax.random.split(jax.random.PRNGKey(0), 2))
+    env, reset, _ = compiled(task_id)
+    state = reset(jax.random.split(jax.random.PRNGKey(0), N_ENVS))  # the shape compiled below
     schema = load_task(task_id).schema
     fields = env.fields(state.pipeline_state)
     assert tuple(fields) == schema.names
     for field in schema.fields:
-        assert fields[field.name].shape == (2, *field.shape)
+        assert fields[field.name].shape == (N_ENVS, *field.shape)
 
 
 @pytest.mark.parametrize("task_id", ALL_TASKS)
