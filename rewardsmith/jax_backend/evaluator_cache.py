@@ -28,13 +28,13 @@ import tempfile
 from pathlib import Path
 
 from rewardsmith.sandbox.workdirs import remove
-from rewardsmith.sandbox.worker_files import WorkerFileError, read_bytes
+from rewardsmith.sandbox.worker_files import WorkerFileError, list_names, read_bytes
 
 CACHE_ENV = "REWARDSMITH_CACHE_DIR"
 SUBDIR = "xla-cache"
 MAX_ENTRY_BYTES = 512 << 20
+MAX_ENTRIES = 10_000
 _ENTRY = re.compile(r"[A-Za-z0-9_.-]{1,240}-cache")
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def store_for(task_id: str) -> Path | None:
@@ -82,14 +82,10 @@ def harvest(eval_dir: Path, store: Path) -> int:
     private = eval_dir / SUBDIR
     added = 0
     try:
-        fd = os.open(private, _DIR_FLAGS)
-    except OSError:
-        return 0
-    try:
-        names = [name for name in os.listdir(fd) if _ENTRY.fullmatch(name)]
-    finally:
-        os.close(fd)
-    for name in names:
+        names = list_names(private, MAX_ENTRIES)
+    except WorkerFileError:
+        names = []  # none, a link, or a flood of names: nothing to keep
+    for name in filter(_ENTRY.fullmatch, names):
         if (store / name).exists():
             continue
         try:

@@ -67,6 +67,20 @@ def read_bytes(directory: Path, name: str, cap: int) -> bytes:
         os.close(fd)
 
 
+def list_names(directory: Path, cap: int) -> list[str]:
+    """The names in `directory` (itself never a link), at most `cap` of them."""
+    fd = _open_dir(directory, str(directory))
+    try:
+        names = os.listdir(fd)
+    except OSError as exc:
+        raise WorkerFileError(str(directory), f"cannot be listed: {_why(exc)}") from None
+    finally:
+        os.close(fd)
+    if len(names) > cap:
+        raise WorkerFileError(str(directory), f"holds {len(names)} entries, over the cap of {cap}")
+    return names
+
+
 def read_text(directory: Path, name: str, cap: int) -> str:
     """The file as strict UTF-8 text."""
     data = read_bytes(directory, name, cap)
