@@ -15,6 +15,10 @@ Target (issue 15): the same best fitness at <= 0.5x the steps of `full`. Run:
 
     .venv/bin/python benchmarks/search_compute.py --task cartpole --task pendulum --seeds 0 1
 
+A task whose default budget does not fit a sitting can run at `--steps N` (its row says so);
+seeds add to a task's earlier ones at the same budget, and the files are rewritten after each
+seed's pair of arms, so a stop loses none.
+
 Writes benchmarks/results/search_compute.json and .md (see docs/benchmarks.md). The wall ratio is
 measured in the same process, arms alternating, on a shared machine: steps are exact, time is not.
 """
@@ -37,8 +41,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from rewardsmith.envs import load_task  # noqa: E402
 from rewardsmith.eureka_loop.runner import evaluate_run, start_run  # noqa: E402
 from rewardsmith.eureka_loop.state import LoopConfig  # noqa: E402
+from rewardsmith.sandbox.training import make_job  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 SCHEDULES = ("full", "halving")
@@ -50,6 +56,11 @@ def search_steps(run_dir: Path) -> int:
         int(json.loads(path.read_text()).get("steps") or 0)
         for path in run_dir.glob("round_*/cand_*/outcome.json")
     )
+
+
+def steps_per_candidate(task: str, steps: int | None) -> int:
+    """The budget a candidate of `task` trains for at full fidelity (`steps`, or the task's own)."""
+    return make_job(load_task(task), steps=steps, seed=0, search=True).steps
 
 
 def run_arm(
@@ -74,6 +85,8 @@ def run_arm(
     arm: dict[str, Any] = {
         "schedule": schedule,
         "seed": seed,
+        "steps_per_candidate": steps_per_candidate(task, args.steps),
+        "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="minutes"),
         "search_steps": search_steps(run_dir),
         "search_wall_s": round(search_wall, 1),
         "best_candidate": result["best_candidate"],
@@ -92,7 +105,10 @@ def run_arm(
 
 def summarize(task: str, arms: list[dict[str, Any]]) -> dict[str, Any]:
     """A task's steps and wall ratios, and on how many run seeds halving found as good a best."""
-    by = {s: [a for a in arms if a["schedule"] == s] for s in SCHEDULES}
+    by = {
+        s: sorted((a for a in arms if a["schedule"] == s), key=lambda a: a["seed"])
+        for s in SCHEDULES
+    }
     steps = {s: sum(a["search_steps"] for a in by[s]) for s in SCHEDULES}
     wall = {s: sum(a["search_wall_s"] for a in by[s]) for s in SCHEDULES}
 
@@ -112,6 +128,8 @@ def summarize(task: str, arms: list[dict[str, Any]]) -> dict[str, Any]:
             matched += h >= f - (full.get("evaluated_best_std") or 0.0) - 0.01 * abs(f)
     return {
         "task": task,
+        "seeds": [a["seed"] for a in by["full"]],
+        "steps_per_candidate": arms[0].get("steps_per_candidate"),
         "steps_ratio": steps["halving"] / steps["full"] if steps["full"] else None,
         "wall_ratio": wall["halving"] / wall["full"] if wall["full"] else None,
         "steps": steps,
@@ -128,13 +146,14 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
     lines = [
         "# Search compute: `--schedule halving` against `full`",
         "",
-        "Each task's run: the offline designer at the task's default search steps, both arms",
-        "with the same seeds; best = the best reward's fitness in the final evaluation (fresh",
-        "seeds, full budget), with its spread over those seeds.",
+        "Each task's run: the offline designer, both arms with the same seeds and budget per",
+        "candidate (the task's default unless the row says otherwise); best = the best reward's",
+        "fitness in the final evaluation (fresh seeds, that budget), with its spread over those",
+        "seeds.",
         "",
-        "| task | steps full | steps halving | steps ratio | wall ratio | best full | best halving "
-        "| as good a best, run seeds |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| task | budget per candidate | steps full | steps halving | steps ratio | wall ratio "
+        "| best full | best halving | as good a best, run seeds |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for t in data["tasks"]:
 
@@ -142,38 +161,86 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
             return "-" if x is None else f"{x:.4g}"
 
         best, std = t["evaluated_best"], t["evaluated_best_std"]
+        budget = f"{t['steps_per_candidate']:,}"
+        if t["steps_per_candidate"] != steps_per_candidate(t["task"], None):
+            budget += f" (reduced, default {steps_per_candidate(t['task'], None):,})"
         lines.append(
-            f"| {t['task']} | {t['steps']['full']:,} | {t['steps']['halving']:,} "
+            f"| {t['task']} | {budget} | {t['steps']['full']:,} | {t['steps']['halving']:,} "
             f"| {f(t['steps_ratio'])} | {f(t['wall_ratio'])} "
             f"| {f(best['full'])} ± {f(std['full'])} | {f(best['halving'])} ± {f(std['halving'])} "
             f"| {t['same_best_on_seeds']} |"
         )
     lines += ["", "How each was measured:", ""]
     for t in data["tasks"]:
-        lines.append(
-            f"- {t['task']}: {t['measured']} on {t['machine']}; `{t['command']}`; "
-            f"{t['rounds']} rounds x {t['samples']} samples, seeds {t['seeds']}, "
-            f"evaluation {t['eval_seeds']} fresh seeds."
-        )
+        for m in t["measurements"]:
+            lines.append(
+                f"- {t['task']}, seeds {m['seeds']}: {m['measured']} on {m['machine']}; "
+                f"`{m['command']}`; {m['rounds']} rounds x {m['samples']} samples, "
+                f"evaluation {m['eval_seeds']} fresh seeds."
+            )
     lines += ["", "Per arm:", "", "```", *(json.dumps(a) for a in data["arms"]), "```", ""]
     path.write_text("\n".join(lines))
+
+
+def load_results(path: Path) -> dict[str, Any]:
+    """The stored tasks and arms; files from before seeds could be added are brought up to date
+    (their one measurement becomes a list, their arms get the task's default budget)."""
+    if not path.exists():
+        return {"tasks": [], "arms": []}
+    data = json.loads(path.read_text())
+    for task in data["tasks"]:
+        if "measurements" not in task:
+            keys = ("measured", "machine", "command", "rounds", "samples", "seeds", "eval_seeds")
+            task["measurements"] = [{k: task.pop(k) for k in keys}]
+    for arm in data["arms"]:
+        arm.setdefault("steps_per_candidate", steps_per_candidate(arm["task"], None))
+    return data
+
+
+def merge(
+    data: dict[str, Any], task: str, arms: list[dict[str, Any]], measurement: dict[str, Any]
+) -> dict[str, Any]:
+    """`arms` in place of the task's earlier arms for the same seeds; its other seeds are kept
+    if they were measured at the same budget per candidate (numbers at others do not pool)."""
+    seeds = {a["seed"] for a in arms}
+    earlier = [a for a in data["arms"] if a["task"] == task]
+    budgets = {a["steps_per_candidate"] for a in earlier + arms}
+    if len(budgets) > 1:
+        raise SystemExit(
+            f"{task} has search-compute rows at {sorted(budgets)} steps per candidate; measure "
+            "at the earlier budget (--steps), or drop the task's rows from "
+            f"{RESULTS / 'search_compute.json'} to start again at this one"
+        )
+    kept = [a for a in earlier if a["seed"] not in seeds]
+    task_arms = sorted(kept + arms, key=lambda a: (a["seed"], SCHEDULES.index(a["schedule"])))
+    old = next((t for t in data["tasks"] if t["task"] == task), {"measurements": []})
+    measurements = [m for m in old["measurements"] if set(m["seeds"]) - seeds]
+    summary = {**summarize(task, task_arms), "measurements": [*measurements, measurement]}
+    return {
+        "tasks": [t for t in data["tasks"] if t["task"] != task] + [summary],
+        "arms": [a for a in data["arms"] if a["task"] != task] + task_arms,
+    }
 
 
 def rebuild_table() -> None:
     """Summaries and markdown again from the stored arms (e.g. after a change of the summary)."""
     path = RESULTS / "search_compute.json"
-    data = json.loads(path.read_text())
-    kept = ("measured", "machine", "command", "rounds", "samples", "seeds", "eval_seeds")
+    data = load_results(path)
     for i, old in enumerate(data["tasks"]):
         arms = [a for a in data["arms"] if a["task"] == old["task"]]
-        data["tasks"][i] = {**summarize(old["task"], arms), **{k: old[k] for k in kept}}
+        data["tasks"][i] = {**summarize(old["task"], arms), "measurements": old["measurements"]}
+    save(data, path)
+
+
+def save(data: dict[str, Any], path: Path) -> None:
+    """The JSON and its markdown summary, written together."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n")
     write_markdown(data, RESULTS / "search_compute.md")
-    print((RESULTS / "search_compute.md").read_text())
 
 
 def main() -> None:
-    """Both schedules per (task, seed), alternating; a task measured again replaces its rows."""
+    """Both schedules per (task, seed), alternating; the files are rewritten after each seed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--task", action="append", default=None)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
@@ -185,42 +252,32 @@ def main() -> None:
         "--table", action="store_true", help="only rebuild the summaries and the table"
     )
     args = parser.parse_args()
+    path = RESULTS / "search_compute.json"
     if args.table:
         rebuild_table()
+        print((RESULTS / "search_compute.md").read_text())
         return
-    tasks = args.task or ["cartpole", "pendulum"]
-    arms: list[dict[str, Any]] = []
-    summaries = []
+    data = load_results(path)
     with tempfile.TemporaryDirectory(prefix="rewardsmith-search-compute-") as tmp:
-        for task in tasks:
-            task_arms = [
-                {"task": task, **run_arm(task, seed, schedule, args, Path(tmp))}
-                for seed in args.seeds
-                for schedule in SCHEDULES
-            ]
-            arms += task_arms
-            summaries.append(summarize(task, task_arms))
-    measured = {
-        "measured": dt.datetime.now(dt.UTC).isoformat(timespec="minutes"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
-        "command": " ".join(["benchmarks/search_compute.py", *sys.argv[1:]]),
-        "rounds": args.rounds,
-        "samples": args.samples,
-        "seeds": args.seeds,
-        "eval_seeds": args.eval_seeds,
-    }
-    for summary in summaries:
-        summary.update(measured)
-    # Tasks measured by earlier invocations stay in the table; a task measured again replaces them.
-    path = RESULTS / "search_compute.json"
-    earlier = json.loads(path.read_text()) if path.exists() else {"tasks": [], "arms": []}
-    data = {
-        "tasks": [t for t in earlier["tasks"] if t["task"] not in tasks] + summaries,
-        "arms": [a for a in earlier["arms"] if a["task"] not in tasks] + arms,
-    }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    write_markdown(data, RESULTS / "search_compute.md")
+        for task in args.task or ["cartpole", "pendulum"]:
+            arms: list[dict[str, Any]] = []
+            for seed in args.seeds:
+                arms += [
+                    {"task": task, **run_arm(task, seed, schedule, args, Path(tmp))}
+                    for schedule in SCHEDULES
+                ]
+                measurement = {
+                    "measured": dt.datetime.now(dt.UTC).isoformat(timespec="minutes"),
+                    "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    "command": " ".join(["benchmarks/search_compute.py", *sys.argv[1:]]),
+                    "rounds": args.rounds,
+                    "samples": args.samples,
+                    "seeds": sorted({a["seed"] for a in arms}),
+                    "eval_seeds": args.eval_seeds,
+                }
+                data = merge(data, task, arms, measurement)
+                save(data, path)  # after every seed's pair of arms: a stop loses none
     print((RESULTS / "search_compute.md").read_text())
 
 
