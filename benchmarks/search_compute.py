@@ -17,7 +17,8 @@ Target (issue 15): the same best fitness at <= 0.5x the steps of `full`. Run:
 
 A task whose default budget does not fit a sitting can run at `--steps N` (its row says so);
 seeds add to a task's earlier ones at the same budget, and the files are rewritten after each
-seed's pair of arms, so a stop loses none.
+seed's pair of arms, so a stop loses none. `--keep-runs DIR` keeps the run folders (to read
+which candidates each arm trained and why one won).
 
 Writes benchmarks/results/search_compute.json and .md (see docs/benchmarks.md). The wall ratio is
 measured in the same process, arms alternating, on a shared machine: steps are exact, time is not.
@@ -33,6 +34,7 @@ import platform
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -213,7 +215,9 @@ def merge(
         )
     kept = [a for a in earlier if a["seed"] not in seeds]
     task_arms = sorted(kept + arms, key=lambda a: (a["seed"], SCHEDULES.index(a["schedule"])))
-    old = next((t for t in data["tasks"] if t["task"] == task), {"measurements": []})
+    old: dict[str, Any] = next(
+        (t for t in data["tasks"] if t["task"] == task), {"measurements": []}
+    )
     measurements = [m for m in old["measurements"] if set(m["seeds"]) - seeds]
     summary = {**summarize(task, task_arms), "measurements": [*measurements, measurement]}
     return {
@@ -249,6 +253,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=None, help="default: each task's own")
     parser.add_argument("--eval-seeds", type=int, default=2)
     parser.add_argument(
+        "--keep-runs", type=Path, help="keep the run folders here (default: deleted afterwards)"
+    )
+    parser.add_argument(
         "--table", action="store_true", help="only rebuild the summaries and the table"
     )
     args = parser.parse_args()
@@ -258,7 +265,8 @@ def main() -> None:
         print((RESULTS / "search_compute.md").read_text())
         return
     data = load_results(path)
-    with tempfile.TemporaryDirectory(prefix="rewardsmith-search-compute-") as tmp:
+    temporary = tempfile.TemporaryDirectory(prefix="rewardsmith-search-compute-")
+    with nullcontext(str(args.keep_runs)) if args.keep_runs else temporary as tmp:
         for task in args.task or ["cartpole", "pendulum"]:
             arms: list[dict[str, Any]] = []
             for seed in args.seeds:
