@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 from rewardsmith.envs import load_task  # noqa: E402
 from rewardsmith.eureka_loop.runner import evaluate_run, start_run  # noqa: E402
 from rewardsmith.eureka_loop.state import LoopConfig  # noqa: E402
+from rewardsmith.runs.versus_human import versus_human  # noqa: E402
 from rewardsmith.sandbox.training import make_job  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -140,7 +141,16 @@ def summarize(task: str, arms: list[dict[str, Any]]) -> dict[str, Any]:
         "evaluated_best_std": spread,
         "evaluated_best_per_seed": pooled,
         "same_best_on_seeds": f"{matched} of {len(pairs)}",
+        # Pooled over every seed, by the rule the quality table uses for best against human.
+        "halving_vs_full": versus_human(pooled["halving"], pooled["full"]),
     }
+
+
+def pooled_comparison(comparison: dict[str, Any] | None) -> str:
+    """halving's pooled best minus full's, against twice its standard error, in words."""
+    if comparison is None:
+        return "-"
+    return f"{comparison['difference']:+.3g} (2 SE {comparison['two_se']:.2g}): {comparison['verdict']}"
 
 
 def write_markdown(data: dict[str, Any], path: Path) -> None:
@@ -151,11 +161,13 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
         "Each task's run: the offline designer, both arms with the same seeds and budget per",
         "candidate (the task's default unless the row says otherwise); best = the best reward's",
         "fitness in the final evaluation (fresh seeds, that budget), with its spread over those",
-        "seeds.",
+        "seeds. \"As good a best\" per run seed: halving's best no lower than full's by more",
+        "than full's spread plus 1%; pooled: halving's best minus full's over every evaluation",
+        'seed, against twice its standard error ("as good" within it, "worse" below it).',
         "",
         "| task | budget per candidate | steps full | steps halving | steps ratio | wall ratio "
-        "| best full | best halving | as good a best, run seeds |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| best full | best halving | as good a best, run seeds | halving - full, pooled |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for t in data["tasks"]:
 
@@ -170,7 +182,7 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
             f"| {t['task']} | {budget} | {t['steps']['full']:,} | {t['steps']['halving']:,} "
             f"| {f(t['steps_ratio'])} | {f(t['wall_ratio'])} "
             f"| {f(best['full'])} ± {f(std['full'])} | {f(best['halving'])} ± {f(std['halving'])} "
-            f"| {t['same_best_on_seeds']} |"
+            f"| {t['same_best_on_seeds']} | {pooled_comparison(t.get('halving_vs_full'))} |"
         )
     lines += ["", "How each was measured:", ""]
     for t in data["tasks"]:

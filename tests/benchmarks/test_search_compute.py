@@ -64,6 +64,10 @@ def test_a_later_seed_adds_to_the_row_and_a_rerun_seed_replaces_its_arms(
     assert row["steps"] == {"full": 200, "halving": 100}
     assert row["steps_ratio"] == pytest.approx(0.5)
     assert row["same_best_on_seeds"] == "1 of 2"  # seed 1's halving best fell short
+    # ... and pooled over both seeds' evaluations, by 0.15 against a noise of 2 SE = 0.17
+    assert row["halving_vs_full"]["difference"] == pytest.approx(-0.15)
+    assert row["halving_vs_full"]["two_se"] == pytest.approx(2 * (0.03 / 4) ** 0.5)
+    assert row["halving_vs_full"]["verdict"] == "as good"
     assert [m["seeds"] for m in row["measurements"]] == [[0], [1]]
 
     data = search_compute.merge(
