@@ -228,7 +228,8 @@ def run(
         str,
         typer.Option(
             help="full: every candidate trains the whole budget. halving: all train a quarter "
-            "of it, the fitter half continues from where it stopped, and so on (PPO on sb3).",
+            "of it, the fitter half continues from where it stopped, and so on (PPO on sb3): "
+            "about half the training steps, at some risk of a weaker best (docs/benchmarks.md).",
         ),
     ] = "full",
     confirm_best: Annotated[
