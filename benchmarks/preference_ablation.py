@@ -262,7 +262,7 @@ def calibrate(off_run_dir: Path, work: Path) -> dict[str, Any]:
 
 def reference_scores(work: Path) -> dict[str, Any]:
     """Each task's own (shipped) reward on its seed bank: what sets the task-relative bar."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for task in REFERENCE_TASKS:
         try:
             adapter = load_task(task)

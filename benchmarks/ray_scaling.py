@@ -42,7 +42,7 @@ from rewardsmith.envs import load_task  # noqa: E402
 from rewardsmith.sandbox.training import make_job  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
-LOCAL = {"node_ip_address": "127.0.0.1", "include_dashboard": False}
+LOCAL: dict[str, Any] = {"node_ip_address": "127.0.0.1", "include_dashboard": False}
 
 
 def time_on(nodes: int, cpus: int, k: int, steps: int, work: Path) -> dict[str, Any]:
