@@ -15,4 +15,6 @@ def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
     the user's ~/.cache; the session's tests share them, as a user's runs would."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
+        # A learner built in the test process makes a logger folder, by default in /tmp.
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3_logs")))
         yield
