@@ -12,6 +12,7 @@ from rewardsmith.eureka_loop.designer import Designer, LLMDesigner
 from rewardsmith.eureka_loop.graph import build_graph
 from rewardsmith.eureka_loop.no_result import NothingTrainedError, explain
 from rewardsmith.eureka_loop.offline import OfflineDesigner
+from rewardsmith.eureka_loop.plan import plan_message
 from rewardsmith.eureka_loop.reporter import NullReporter, Reporter
 from rewardsmith.eureka_loop.state import Context, LoopConfig, LoopState
 from rewardsmith.runs.store import Run, RunStore
@@ -64,6 +65,7 @@ def _context(
         )
     chosen = choose_sandbox(config.sandbox, run_id=run.run_id)  # labels its containers
     reporter.message(f"designer: {designer.name}; sandbox: {chosen.describe()}")
+    reporter.message(plan_message(config, adapter))
     if chosen.sandbox.name == "docker":  # on start and resume: orphans of dead runs go
         from rewardsmith.sandbox.docker_backend import sweep_message
 

@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rewardsmith.envs import load_task
+from rewardsmith.eureka_loop.plan import plan_message, training_steps
+from rewardsmith.eureka_loop.reporter import NullReporter
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.store import RunStore
 from rewardsmith.runs.views import load_view
+from rewardsmith.sandbox.training import make_job
 from tests.fake_model import ScriptedModel
 
 TOWARD_GOAL = """Pay for progress toward the goal.
@@ -45,6 +49,16 @@ def compute_reward(state, action, next_state)
 NO_CODE = "I cannot write reward functions today."
 
 
+class Messages(NullReporter):
+    """Keeps the run's messages."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def message(self, text: str) -> None:
+        self.lines.append(text)
+
+
 def _json_files_without_a_version(run_dir: Path) -> list[str]:
     missing = []
     for path in sorted(run_dir.rglob("*.json")):
@@ -58,8 +72,11 @@ def test_the_offline_designer_runs_the_whole_loop_and_every_record_is_versioned(
     tmp_path: Path,
 ) -> None:
     config = LoopConfig(task_id="line", rounds=1, samples=2, eval_seeds=1, sandbox="process")
-    result = start_run(config, tmp_path)
+    messages = Messages()
+    result = start_run(config, tmp_path, reporter=messages)
     run_dir = Path(result["run_dir"])
+    line = load_task("line")
+    assert plan_message(config, line) in messages.lines  # said before the first training
     assert [h["round"] for h in result["history"]] == [0]
     assert result["best_fitness"] is not None and result["best_fitness"] > 0  # reached +0.5
     assert result["human_fitness"] is not None and result["sparse_fitness"] is not None
@@ -68,6 +85,10 @@ def test_the_offline_designer_runs_the_whole_loop_and_every_record_is_versioned(
     trained = [c for c in view.candidates if c.status == "trained"]
     assert len(trained) == 2 and all(c.outcome() and c.analysis() for c in trained)
     assert all((c.path / "reflection.md").is_file() for c in trained)
+    # Each trained the plan's steps, rounded up to whole rollouts.
+    steps = training_steps(config, line)[0]
+    rollout = make_job(line, steps=steps, seed=0, search=True).rollout_steps
+    assert all(c.steps is not None and steps <= c.steps < steps + rollout for c in trained)
     # Every JSON file of a finished run, the sandboxed programs' included, carries its version.
     assert _json_files_without_a_version(run_dir) == []
 
