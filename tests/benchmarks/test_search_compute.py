@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "search_compute.py"
+from tests.benchmarks.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def search_compute() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("search_compute_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("search_compute")
 
 
 def arm(seed: int, schedule: str, steps: int, best: float, budget: int = 30_000) -> dict[str, Any]:
