@@ -53,6 +53,15 @@ class Curve:
     final: float
     checkpoints: tuple[tuple[int, float], ...]
 
+    def half_way(self, full_steps: int) -> float:
+        """The fraction of the budget at which it first got half of the way from its first
+        checkpoint's fitness to its final one: where learning took off."""
+        start = self.checkpoints[0][1]
+        for step, fitness in self.checkpoints:
+            if (fitness - start) >= 0.5 * (self.final - start):
+                return step / full_steps
+        return 1.0
+
     def at(self, steps: int) -> float:
         """The fitness a rung ending at `steps` would have ranked it by."""
         before = [fitness for step, fitness in self.checkpoints if step <= steps]
@@ -159,8 +168,9 @@ def summarize(runs: list[Path]) -> dict[str, dict[str, Any]]:
             replays = [replay_round(r, steps, fractions) for r in trained]
             if not replays:
                 continue
-            e = tasks.setdefault(task, {"runs": [], "replays": []})
+            e = tasks.setdefault(task, {"runs": [], "replays": [], "half_way": []})
             e["replays"] += replays
+            e["half_way"] += [c.half_way(steps) for r in trained for c in r]
             full_best = max(c.final for r in rounds for c in r)
             picked = max(r.pick.final for r in replays)
             e["runs"].append(
@@ -175,6 +185,7 @@ def summarize(runs: list[Path]) -> dict[str, dict[str, Any]]:
             replays = e.pop("replays")
             regrets = [r.regret for r in replays]
             e["rounds"] = len(replays)
+            e["median_half_way"] = statistics.median(e.pop("half_way"))
             e["steps_fraction"] = statistics.mean(r.steps_fraction for r in replays)
             e["kept_best"] = sum(r.kept_best for r in replays)
             e["close_rounds"] = sum(r.regret <= CLOSE for r in replays)
@@ -192,16 +203,17 @@ def summarize(runs: list[Path]) -> dict[str, dict[str, Any]]:
 def table(results: dict[str, dict[str, Any]]) -> str:
     """The markdown table of `summarize`'s result."""
     lines = [
-        "| task | rungs (of the budget) | runs | steps | first rung kept the round's best "
+        "| task | half-way point | rungs (of the budget) | runs | steps "
+        "| first rung kept the round's best "
         "| round's pick within 1% | median regret a round | worst round | run's best within 1% "
         "| worst run |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     rows = sorted((task, rule, e) for rule, tasks in results.items() for task, e in tasks.items())
     for task, rule, e in rows:
         rounds, runs = e["rounds"], len(e["runs"])
         lines.append(
-            f"| {task} | {rule} | {runs} | {e['steps_fraction']:.2f}x "
+            f"| {task} | {e['median_half_way']:.2f} | {rule} | {runs} | {e['steps_fraction']:.2f}x "
             f"| {e['kept_best']} of {rounds} | {e['close_rounds']} of {rounds} "
             f"| {100 * e['median_regret']:.1f}% | {100 * e['worst_regret']:.1f}% "
             f"| {e['close_runs']} of {runs} | {100 * e['worst_run_regret']:.1f}% |"

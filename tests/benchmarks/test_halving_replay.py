@@ -57,3 +57,8 @@ def test_a_tie_within_one_percent_counts_as_keeping_the_best(replay: ModuleType)
     result = replay.replay_round([best, near, *others], 100)
     assert result.kept_best and result.pick.name == "near"
     assert replay.close(result.pick.final, result.best.final)
+
+
+def test_the_half_way_point_is_where_learning_took_off(replay: ModuleType) -> None:
+    takes_off = curve(replay, "x", {10: 0.0, 20: 1.0, 30: 6.0, 40: 10.0})
+    assert takes_off.half_way(40) == pytest.approx(0.75)  # 6 of 10 first at step 30
