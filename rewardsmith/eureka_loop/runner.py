@@ -65,7 +65,6 @@ def _context(
         )
     chosen = choose_sandbox(config.sandbox, run_id=run.run_id)  # labels its containers
     reporter.message(f"designer: {designer.name}; sandbox: {chosen.describe()}")
-    reporter.message(plan_message(config, adapter))
     if chosen.sandbox.name == "docker":  # on start and resume: orphans of dead runs go
         from rewardsmith.sandbox.docker_backend import sweep_message
 
@@ -111,6 +110,7 @@ def _execute(
     model: ChatModel | None = None,
 ) -> dict[str, Any]:
     ctx = _context(run, config, reporter, replay, model)
+    reporter.message(plan_message(config, ctx.adapter))  # not for `evaluate`: it trains no round
     graph = build_graph(run.checkpoint_db_path)
     graph_config = {
         "configurable": {"thread_id": run.run_id},

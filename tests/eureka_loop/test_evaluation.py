@@ -101,4 +101,5 @@ def test_a_best_that_is_the_human_reward_is_trained_once_for_both_arms(tmp_path:
     shown = CliRunner().invoke(app, ["evaluate", str(run_dir), "--runs-dir", str(tmp_path)])
     assert shown.exit_code == 0, shown.output
     assert "best is the human reward; evaluated once" in " ".join(shown.output.split())
+    assert "plan:" not in shown.output  # the run's plan of rounds is not what `evaluate` trains
     assert not (run_dir / "evaluation" / "human_s0").exists()
