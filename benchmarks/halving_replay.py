@@ -93,12 +93,17 @@ class RoundReplay:
     @property
     def regret(self) -> float:
         """How far the pick's final fitness falls short of the best's, as a fraction of it."""
-        return (self.best.final - self.pick.final) / max(abs(self.best.final), 1e-12)
+        return shortfall(self.pick.final, self.best.final)
+
+
+def shortfall(fitness: float, best: float) -> float:
+    """How far `fitness` falls short of `best`, as a fraction of it."""
+    return (best - fitness) / max(abs(best), 1e-12)
 
 
 def close(fitness: float, best: float) -> bool:
     """Within `CLOSE` of the best."""
-    return best - fitness <= CLOSE * abs(best)
+    return shortfall(fitness, best) <= CLOSE
 
 
 def rung_steps(full_steps: int, candidates: int, fractions: tuple[float, ...] | None) -> list[int]:
@@ -188,13 +193,12 @@ def summarize(runs: list[Path]) -> dict[str, dict[str, Any]]:
             e["median_half_way"] = statistics.median(e.pop("half_way"))
             e["steps_fraction"] = statistics.mean(r.steps_fraction for r in replays)
             e["kept_best"] = sum(r.kept_best for r in replays)
-            e["close_rounds"] = sum(r.regret <= CLOSE for r in replays)
+            e["close_rounds"] = sum(close(r.pick.final, r.best.final) for r in replays)
             e["median_regret"] = statistics.median(regrets)
             e["worst_regret"] = max(regrets)
             e["close_runs"] = sum(close(r["replayed_best"], r["full_best"]) for r in e["runs"])
             e["worst_run_regret"] = max(
-                (r["full_best"] - r["replayed_best"]) / max(abs(r["full_best"]), 1e-12)
-                for r in e["runs"]
+                shortfall(r["replayed_best"], r["full_best"]) for r in e["runs"]
             )
         results[rule] = tasks
     return results
