@@ -66,13 +66,17 @@ JsonOption = Annotated[
 def fail(message: str, hint: str | None = None, code: int = 1) -> NoReturn:
     """Print one clear error line (and a hint) and exit; never a traceback.
 
-    Both are plain text: they often carry a reward's own error message (see `text.py`).
+    Both are plain text: they often carry a reward's own error message (see `text.py`). Neither
+    is wrapped (`soft_wrap`): a log or a pipe gets Rich's 80 columns, and an error split over
+    lines there is harder to grep; a terminal wraps long lines itself.
     """
     err_console.print(
-        Text.assemble(("error:", "bold red"), " ", untrusted(message)), highlight=False
+        Text.assemble(("error:", "bold red"), " ", untrusted(message)),
+        highlight=False,
+        soft_wrap=True,
     )
     if hint:
-        err_console.print(untrusted(hint, "dim"), highlight=False)
+        err_console.print(untrusted(hint, "dim"), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -9,11 +9,12 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from rewardsmith.cli import app
+from rewardsmith.commands import common
 from rewardsmith.envs import list_tasks
 
 EXAMPLE = Path(__file__).parents[2] / "rewardsmith" / "envs" / "examples" / "cartpole_task.toml"
 runner = CliRunner()
-WIDE = {"COLUMNS": "200"}  # Rich wraps long lines at the 80 columns a non-terminal gets
+WIDE = {"COLUMNS": "200"}  # Rich wraps long table rows at the 80 columns a non-terminal gets
 
 
 def invoke(args: list[str]) -> Result:
@@ -104,8 +105,10 @@ def test_train_cartpole_human_json(tmp_path: Path) -> None:
     ],
 )
 def test_train_with_a_broken_reward_prints_one_clear_line(
-    source: str, category: str, tmp_path: Path
+    source: str, category: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The width a log or a pipe gets; the console reads COLUMNS once, when it is built.
+    monkeypatch.setattr(common.err_console, "width", 60)
     reward = tmp_path / "reward.py"
     reward.write_text(source)
     result = invoke(["train", "cartpole", "--reward", str(reward), "--out", str(tmp_path / "job")])
