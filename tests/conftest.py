@@ -18,14 +18,3 @@ def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         # A learner built in the test process makes a logger folder, by default in /tmp.
         patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3_logs")))
         yield
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into node ids
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Groups for pytest-xdist's `--dist loadgroup`: a test file runs on one worker, so what its
-    tests share (compiled JAX programs, a Ray cluster, the recorded run) is built once; and every
-    Docker test runs on the same worker, since the hygiene tests plant orphan containers that a
-    Docker run on another worker would sweep before they look."""
-    for item in items:
-        group = "docker" if item.get_closest_marker("docker") else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
