@@ -98,11 +98,13 @@ def _bwrap_version(path: str) -> str:
 def process_status() -> BackendStatus:
     """Usable where bubblewrap or Landlock confines it; which mechanisms are in force here."""
     from rewardsmith.sandbox.cgroup import RunCgroup
+    from rewardsmith.sandbox.process_isolation import interpreter_paths, listable_paths
 
     sandbox = ProcessSandbox()
-    cgroup = RunCgroup.create(8, None)
+    cgroup = RunCgroup.create(8, None, 64)
     if cgroup is not None:
         cgroup.remove()
+    memory = cgroup is not None and cgroup.has_memory
     bwrap, landlock = sandbox.bwrap, sandbox.landlock
     if bwrap:
         version = _bwrap_version(bwrap)
@@ -136,7 +138,16 @@ def process_status() -> BackendStatus:
             if not sandbox.root or sandbox.runs_as_nobody()
             else "polling watchdog only"
         ),
-        "memory, files, CPU time": "rlimits (AS, FSIZE, NOFILE, CORE, CPU)",
+        "memory": "a memory cgroup per run (shared memory counted) and RLIMIT_AS"
+        if memory
+        else "RLIMIT_AS; no memory cgroup here, so memfd and SysV shared memory are denied",
+        "files, CPU time": "rlimits (FSIZE, NOFILE, CORE, CPU); fallocate denied",
+        "reads": ", ".join(map(str, interpreter_paths()))
+        + " and the system libraries"
+        + "".join(f"; lists only {p} (a .pth entry)" for p in listable_paths()),
+        "other candidates": "hidden: only its own job directory exists for it"
+        if sandbox.plan.hides_host
+        else "VISIBLE: not root and no user namespaces, so nothing can hide them",
         "environment": "allow-list only (no API keys)",
     }
     return BackendStatus("process", sandbox.confined, sandbox.isolation(), layers)

@@ -1,10 +1,14 @@
-"""Per-run cgroups for the process sandbox: a process cap that holds for root, and a clean kill.
+"""Per-run cgroups for the process sandbox: process and memory caps that hold for root, and a
+clean kill.
 
 RLIMIT_NPROC is ignored for root and counts every process of a uid (so one fork bomb would starve
 the other workers of that uid). A `pids` cgroup per run caps that run alone, in the kernel, whoever
-the worker runs as; `pids.events` tells afterwards whether the cap was hit. A `cpu` cgroup, where
-it can be made, enforces `Limits.cpus`. Where no cgroup can be made (not root, no delegation), the
-caller falls back to RLIMIT_NPROC or to `TaskWatchdog`.
+the worker runs as; `pids.events` tells afterwards whether the cap was hit. A `memory` cgroup caps
+everything the run's processes hold together, shared memory included (`memfd_create` pages, SysV
+segments, tmpfs files), which the per-process `RLIMIT_AS` does not count; `memory.oom_control`
+tells afterwards whether the kernel killed for it. A `cpu` cgroup, where it can be made, enforces
+`Limits.cpus`. Where no cgroup can be made (not root, no delegation), the caller falls back to
+RLIMIT_NPROC or to `TaskWatchdog`, and without a memory cgroup the launcher denies shared memory.
 """
 
 from __future__ import annotations
@@ -39,26 +43,32 @@ class RunCgroup:
         self.dirs = dirs
 
     @classmethod
-    def create(cls, processes: int, cpus: float | None) -> RunCgroup | None:
-        """Make the cgroup, or None where this machine does not let us (then use the fallbacks)."""
+    def create(
+        cls, processes: int, cpus: float | None, memory_mb: int | None = None
+    ) -> RunCgroup | None:
+        """Make the cgroup, or None where this machine does not let us (then use the fallbacks).
+
+        `memory_mb` caps the run's processes together (no swap); `has_memory` says if it took.
+        """
         _sweep()
         name = f"run-{uuid.uuid4().hex[:12]}"
         dirs: dict[str, Path] = {}
-        wanted = {"pids": True, "cpu": cpus is not None}
-        for controller, needed in wanted.items():
+        settings = {
+            "pids": {"pids.max": str(processes)},
+            "cpu": _cpu_settings(cpus),
+            "memory": _memory_settings(memory_mb),
+        }
+        for controller, files in settings.items():
             own = _own_v1_path(controller)
             base = V1_ROOT / controller
-            if not needed or own is None or not (base / "cgroup.procs").exists():
+            if not files or own is None or not (base / "cgroup.procs").exists():
                 continue
             path = base / own.lstrip("/") / PARENT / name
             try:
                 path.mkdir(parents=True)
-                if controller == "pids":
-                    (path / "pids.max").write_text(str(processes))
-                elif cpus is not None:
-                    period = 100_000
-                    (path / "cpu.cfs_period_us").write_text(str(period))
-                    (path / "cpu.cfs_quota_us").write_text(str(max(int(cpus * period), 1000)))
+                for file, value in files.items():
+                    if controller != "memory" or (path / file).exists():  # memsw: swap accounting
+                        (path / file).write_text(value)
                 dirs[controller] = path
             except OSError:
                 with contextlib.suppress(OSError):
@@ -67,6 +77,22 @@ class RunCgroup:
             cls(dirs).remove()
             return None
         return cls(dirs)
+
+    @property
+    def has_memory(self) -> bool:
+        """Whether a memory cgroup bounds the run (shared memory counted)."""
+        return "memory" in self.dirs
+
+    def memory_limit_hit(self) -> bool:
+        """Whether the kernel's OOM killer ended a process of the run for the memory cap."""
+        try:
+            for line in (self.dirs["memory"] / "memory.oom_control").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+        except (OSError, ValueError, KeyError):
+            return False
+        return False
 
     def enter(self) -> None:
         """Move the calling process here; runs in the child before exec (`preexec_fn`)."""
@@ -118,13 +144,38 @@ class RunCgroup:
                     time.sleep(0.02)  # the last tasks are still exiting
 
 
+def _cpu_settings(cpus: float | None) -> dict[str, str]:
+    if cpus is None:
+        return {}
+    period = 100_000
+    return {
+        "cpu.cfs_period_us": str(period),
+        "cpu.cfs_quota_us": str(max(int(cpus * period), 1000)),
+    }
+
+
+def memory_cap_mb(memory_mb: int) -> int:
+    """The cap on a run's processes together: the per-process limit plus headroom for the
+    reward process, interpreter copies and page cache (Docker's memory cgroup uses the same)."""
+    return int(memory_mb * 1.25) + 256
+
+
+def _memory_settings(memory_mb: int | None) -> dict[str, str]:
+    if memory_mb is None:
+        return {}
+    cap = str(memory_cap_mb(memory_mb) * 1024 * 1024)
+    # memsw (memory + swap) after memory: it may never be below it. Without swap accounting the
+    # file is absent and memory alone is the cap.
+    return {"memory.limit_in_bytes": cap, "memory.memsw.limit_in_bytes": cap}
+
+
 def _sweep(min_age_s: float = 300.0) -> None:
     """Remove empty run cgroups left by orchestrators that were killed before cleaning up.
 
     Only old ones: a cgroup made a moment ago by another run is empty until its worker enters.
     """
     now = time.time()
-    for controller in ("pids", "cpu"):
+    for controller in ("pids", "cpu", "memory"):
         own = _own_v1_path(controller)
         if own is None:
             continue

@@ -12,8 +12,12 @@ covers all threads.
 As a launcher, it is how the process backend starts every worker, and it fails closed: anything
 it cannot apply ends it with status 126 and a one-line message, and CMD never runs.
 
-    python -m rewardsmith.sandbox.confine [--read P]... [--write P]... [--hide D]...
-        [--uid N --gid N] [--require-landlock] -- CMD ARGS...
+    python -m rewardsmith.sandbox.confine [--read P]... [--list D]... [--write P]...
+        [--hide D]... [--uid N --gid N] [--require-landlock] [--no-shared-memory] -- CMD ARGS...
+
+`--list` grants only the names in a directory (Landlock's READ_DIR), for a `.pth` entry Python
+must list to import the package from it; `--no-shared-memory` denies memfd and SysV shared
+memory where no memory cgroup counts them.
 
 `--hide` (root, or root of a user namespace) covers directories with empty tmpfs in a private
 mount namespace, putting back the read and write paths inside them (`mounts.py`), and any
@@ -51,13 +55,18 @@ EXIT_NOT_CONFINED = 126  # what a shell reports for a command found but not run
 
 
 def confine_self(
-    readable: Sequence[Path], writable: Sequence[Path], *, require_landlock: bool = False
+    readable: Sequence[Path],
+    writable: Sequence[Path],
+    *,
+    listable: Sequence[Path] = (),
+    require_landlock: bool = False,
+    shared_memory: bool = True,
 ) -> list[str]:
     """no_new_privs, Landlock (if the kernel has it, or required) and seccomp; names in force."""
     in_force = []
     if require_landlock or landlock_abi() > 0:
-        in_force.append(f"landlock v{restrict_filesystem(readable, writable)}")
-    install_seccomp()
+        in_force.append(f"landlock v{restrict_filesystem(readable, writable, listable)}")
+    install_seccomp(shared_memory=shared_memory)
     in_force.append("seccomp")
     return in_force
 
@@ -121,11 +130,13 @@ def _arguments(argv: Sequence[str]) -> argparse.Namespace:
         description="Confine this process (Landlock, seccomp, uid), then exec CMD.",
     )
     parser.add_argument("--read", action="append", default=[], type=Path, metavar="PATH")
+    parser.add_argument("--list", action="append", default=[], type=Path, metavar="DIR")
     parser.add_argument("--write", action="append", default=[], type=Path, metavar="PATH")
     parser.add_argument("--hide", action="append", default=[], type=Path, metavar="DIR")
     parser.add_argument("--uid", type=int)
     parser.add_argument("--gid", type=int)
     parser.add_argument("--require-landlock", action="store_true")
+    parser.add_argument("--no-shared-memory", action="store_true")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.command[:1] == ["--"]:
@@ -147,7 +158,13 @@ def launch(args: argparse.Namespace) -> None:
         mounts.private_mount_namespace()
         mounts.hide(hidden, keep)
     drop_privileges(args.uid, args.gid if args.gid is not None else args.uid)
-    confine_self(args.read, args.write, require_landlock=args.require_landlock)
+    confine_self(
+        args.read,
+        args.write,
+        listable=args.list,
+        require_landlock=args.require_landlock,
+        shared_memory=not args.no_shared_memory,
+    )
 
 
 def _run_as_init(command: list[str]) -> int:

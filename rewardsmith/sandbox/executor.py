@@ -78,6 +78,10 @@ class Limits:
     open_files: int = 512
     processes: int = 256
     output_bytes: int = 1_000_000
+    # What the writable directory may hold beyond its inputs (`runner.run_job` enforces both on
+    # every backend). A CartPole or HalfCheetah training job writes 0.2-2.3 MB in ~20 entries.
+    disk_mb: int = 1024
+    disk_files: int = 10_000
 
 
 @dataclass
@@ -298,9 +302,18 @@ class ProcessSandbox:
         )
 
     def command(
-        self, module: str, args: list[str], writable: list[Path], readable: list[Path]
+        self,
+        module: str,
+        args: list[str],
+        writable: list[Path],
+        readable: list[Path],
+        *,
+        shared_memory: bool = True,
     ) -> tuple[list[str], list[str]]:
-        """The command line for one run, and warnings about isolation this machine cannot give."""
+        """The command line for one run, and warnings about isolation this machine cannot give.
+
+        `shared_memory=False` where no memory cgroup counts memfd and SysV segments: denied then.
+        """
         python = [sys.executable, "-m", module, *args]
         if self.unconfined:
             return python, [self.isolation()]
@@ -312,7 +325,13 @@ class ProcessSandbox:
                 "no network or PID namespace here: network sockets are refused by seccomp and "
                 "Landlock, and the worker can see this user's other processes"
             )
-        return self.plan.command(python, writable, readable), warnings
+        if not self.plan.hides_host:
+            warnings.append(
+                "host directories cannot be hidden here (not root, no user namespaces): other "
+                "candidates' folders are visible to this one, which runs as the same user"
+            )
+        command = self.plan.command(python, writable, readable, shared_memory=shared_memory)
+        return command, warnings
 
     def run(
         self,
@@ -329,12 +348,27 @@ class ProcessSandbox:
         where nothing confines it, unless made `unconfined`.
         """
         readable = readable or []
-        cmd, warnings = self.command(module, args, writable, readable)
+        cgroup = (
+            RunCgroup.create(limits.processes, limits.cpus, limits.memory_mb)
+            if self.use_cgroup
+            else None
+        )
+        try:
+            cmd, warnings = self.command(
+                module,
+                args,
+                writable,
+                readable,
+                shared_memory=cgroup is not None and cgroup.has_memory,
+            )
+        except BaseException:
+            if cgroup is not None:
+                cgroup.remove()
+            raise
         if self.runs_as_nobody([*writable, *readable]):
             for path in writable:
                 os.chown(path, NOBODY, NOBODY)
                 os.chmod(path, 0o755)  # entered before the uid change, without capabilities
-        cgroup = RunCgroup.create(limits.processes, limits.cpus) if self.use_cgroup else None
         non_root = not self.root or self.runs_as_nobody([*writable, *readable])
         # With a cgroup the per-run cap is exact; RLIMIT_NPROC (per uid, shared by all workers of
         # that uid) is then only a generous backstop.
@@ -389,6 +423,8 @@ class ProcessSandbox:
             if cgroup is not None:
                 if cgroup.process_limit_hit():
                     limit_hit = "processes"
+                elif cgroup.memory_limit_hit():
+                    limit_hit = "memory"
                 cgroup.remove()
         reader.join(timeout=5)
         output = reader.output
@@ -401,8 +437,14 @@ class ProcessSandbox:
             backend=self.name,
             warnings=warnings + output.warnings(),
             limit_hit=limit_hit,
-            mechanisms=self.mechanisms(),
+            mechanisms=self.mechanisms() + _memory_mechanism(cgroup, self.unconfined),
         )
+
+
+def _memory_mechanism(cgroup: RunCgroup | None, unconfined: bool) -> list[str]:
+    if cgroup is not None and cgroup.has_memory:
+        return ["memory cgroup"]
+    return [] if unconfined else ["shared memory denied"]
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -85,8 +85,11 @@ def thread_count() -> int:
         return threading.active_count()
 
 
-def restrict_filesystem(readable: Sequence[Path], writable: Sequence[Path]) -> int:
-    """Read and execute beneath `readable`, everything beneath `writable`, nothing elsewhere.
+def restrict_filesystem(
+    readable: Sequence[Path], writable: Sequence[Path], listable: Sequence[Path] = ()
+) -> int:
+    """Read and execute beneath `readable`, everything beneath `writable`, nothing elsewhere;
+    beneath `listable` only the names in directories (a `.pth` entry Python must list).
 
     Sets no_new_privs first. Paths that do not exist (or this uid cannot reach) are skipped. Must
     run before the process starts threads: `landlock_restrict_self` confines only the calling
@@ -114,7 +117,8 @@ def restrict_filesystem(readable: Sequence[Path], writable: Sequence[Path]) -> i
     except OSError as exc:
         raise ConfinementError(f"cannot create a Landlock ruleset: {exc.strerror}") from exc
     try:
-        for paths, access in ((readable, READ_ACCESS), (writable, handled)):
+        rules = ((readable, READ_ACCESS), (listable, FS_READ_DIR), (writable, handled))
+        for paths, access in rules:
             for path in paths:
                 _add_rule(ruleset, Path(path), access & handled)
         set_no_new_privs()

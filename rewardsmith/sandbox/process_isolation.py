@@ -11,7 +11,6 @@ import functools
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,36 +46,70 @@ SYS_READABLE = ("/sys/devices/system/cpu",)  # the CPU topology BLAS and torch s
 PROC_GLOBAL = ("/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat")
 # Files in /proc a uid-0 process could write even without capabilities: read-only binds.
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
-# Without bubblewrap, covered with empty tmpfs where the launcher can mount: other runs' stores,
-# homes, socket files. What the worker needs inside them is put back.
-HIDDEN = (
-    "/home",
-    "/root",
-    "/tmp",
-    "/var",
-    "/run",
-    "/srv",
-    "/mnt",
-    "/media",
-    "/opt",
-    "/dev/shm",
-    "/dev/mqueue",
-)
+# Without bubblewrap, the top-level directories a worker may see; every other one (homes, /work,
+# /srv, /tmp, /var, /run, wherever run stores and checkouts live) is covered with an empty tmpfs
+# where the launcher can mount, and only what the worker needs is bound back inside it.
+VISIBLE_ROOTS = (*SYSTEM_DIRS, "/etc", "/proc", "/sys", "/dev")
+HIDDEN_DEV = ("/dev/shm", "/dev/mqueue")  # shared memory and queues other processes leave there
+
+
+def hidden_dirs(root: Path = Path("/")) -> list[Path]:
+    """What the launcher covers without bubblewrap: every real directory at the top of the tree
+    but the system ones, so a sibling candidate's folder is invisible wherever the store lives."""
+    hidden = [Path(d) for d in HIDDEN_DEV]
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return hidden
+    for entry in entries:
+        path = Path("/") / entry.name
+        if str(path) not in VISIBLE_ROOTS and entry.is_dir(follow_symlinks=False):
+            hidden.append(path)
+    return hidden
 
 
 def interpreter_paths() -> list[Path]:
-    """Paths the worker must read: the interpreter's prefixes and the package's source.
+    """Paths the worker may read besides the system: the interpreter's prefixes and the package.
 
-    The package directory, not the checkout around it (which may hold a `.env` or a run store),
-    unless a `.pth` file puts that checkout on the path: Python must then list it to import.
+    Never a directory that holds more than packages: not the checkout around an editable install
+    (which may hold a `.env`, a run store, other runs' code), even where a `.pth` file puts that
+    checkout on the path (setuptools' `editable_mode=compat`, `setup.py develop`): Python then
+    only needs to list it (`listable_paths`). A prefix that holds the checkout (a virtualenv made
+    in it) is granted by its interpreter folders only.
     """
+    package = _package_dir()
+    paths = {package}
+    for prefix in {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}:
+        if package.parent.is_relative_to(prefix) and not _in_site_dir(package):
+            paths.update(prefix / name for name in PREFIX_PARTS if (prefix / name).exists())
+        else:
+            paths.add(prefix)
+    return sorted(paths)
+
+
+PREFIX_PARTS = ("bin", "lib", "lib64", "include", "pyvenv.cfg")
+
+
+def listable_paths() -> list[Path]:
+    """Directories Python must list, not read, to import the package: a `.pth` entry holding it.
+
+    Landlock grants these only the right to list names; under bubblewrap or the launcher's
+    hidden roots they hold nothing but the mount points bound back into them.
+    """
+    package = _package_dir()
+    return [package.parent] if package.parent in _pth_paths() else []
+
+
+def _package_dir() -> Path:
     import rewardsmith
 
-    package = Path(rewardsmith.__file__).resolve().parent
-    paths = {Path(sys.prefix), Path(sys.base_prefix), package}
-    if package.parent in _pth_paths():
-        paths.add(package.parent)
-    return sorted(paths)
+    return Path(rewardsmith.__file__).resolve().parent
+
+
+def _in_site_dir(path: Path) -> bool:
+    import site
+
+    return any(path.is_relative_to(Path(d).resolve()) for d in site.getsitepackages())
 
 
 def _pth_paths() -> set[Path]:
@@ -152,35 +185,54 @@ class Isolation:
             found.append("this user without capabilities")
         if self.namespaces:
             found.append("network namespace")
-        if not self.bwrap and (self.root or self.unshare):
+        if self.hides_host:
             found.append("host dirs hidden")
         return found
 
-    def command(self, python: list[str], writable: list[Path], readable: list[Path]) -> list[str]:
-        """The full command line: the wrapper, then the launcher, then `python`."""
+    @property
+    def hides_host(self) -> bool:
+        """Whether nothing of the host's top-level folders is visible but what the worker needs:
+        bubblewrap's minimal root, or the launcher's tmpfs covers (root or a user namespace)."""
+        return self.bwrap is not None or self.root or self.unshare is not None
+
+    def command(
+        self,
+        python: list[str],
+        writable: list[Path],
+        readable: list[Path],
+        *,
+        shared_memory: bool = True,
+    ) -> list[str]:
+        """The full command line: the wrapper, then the launcher, then `python`.
+
+        `shared_memory=False` (no memory cgroup counts it) denies `memfd_create`, SysV shared
+        memory and `fallocate`, whose pages `RLIMIT_AS` does not see.
+        """
         read = [*interpreter_paths(), *readable, *map(Path, (*SYSTEM_DIRS, *ETC_FILES, *DEVICES))]
         read += map(Path, SYS_READABLE)
         write = [*writable, *map(Path, DEVICES_WRITABLE), *gpu_device_files()]
         read += [Path("/proc")] if self.namespaces else map(Path, PROC_GLOBAL)
+        grants = {"--read": read, "--list": listable_paths(), "--write": write}
+        flags = [] if shared_memory else ["--no-shared-memory"]
         if self.bwrap:
-            inner = self._launcher(read, [*write, Path("/tmp")], [], python)
-            return self._bubblewrap(writable, readable, inner)
-        hide = [*HIDDEN, os.environ.get("HOME", "/root")] if self.root or self.unshare else []
-        inner = self._launcher(read, write, [Path(h) for h in hide], python)
+            grants["--write"] = [*write, Path("/tmp")]
+            return self._bubblewrap(writable, readable, self._launcher(grants, flags, python))
+        if self.hides_host:
+            grants["--hide"] = hidden_dirs()
+        # Landlock is then the filesystem boundary: no run without it.
+        inner = self._launcher(grants, [*flags, "--require-landlock"], python)
         return [*unshare_prefix(self.unshare, self.root), *inner] if self.unshare else inner
 
     def _launcher(
-        self, read: Sequence[Path], write: Sequence[Path], hide: Sequence[Path], python: list[str]
+        self, grants: dict[str, list[Path]], flags: list[str], python: list[str]
     ) -> list[str]:
         cmd = [sys.executable, "-m", LAUNCHER]
-        for flag, paths in (("--read", read), ("--write", write), ("--hide", hide)):
+        for flag, paths in grants.items():
             for path in paths:
                 cmd += [flag, str(path)]
         if self.nobody:
             cmd += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
-        if not self.bwrap:
-            cmd.append("--require-landlock")  # Landlock is then the filesystem boundary
-        return [*cmd, "--", *python]
+        return [*cmd, *flags, "--", *python]
 
     def _bubblewrap(
         self, writable: list[Path], readable: list[Path], inner: list[str]

@@ -16,6 +16,10 @@ OSError the worker reports. What is denied, and why:
   this a reward could reach any socket file its uid can write (a desktop session bus, an agent,
   another run). What remains is socketpair and sockets passed in, and the abstract namespace,
   which is per network namespace and, from Landlock ABI 6, scoped to the sandbox's own domain;
+- disk and memory outside the limits: `fallocate` (it reserves gigabytes of disk at once, past
+  the write speed the disk monitor counts on; glibc's `posix_fallocate` reports EPERM rather than
+  falling back to writes); where no memory cgroup counts them (`shared_memory=False`), also
+  `memfd_create`, `memfd_secret` and SysV `shmget`, whose pages `RLIMIT_AS` does not see;
 - any other architecture's calling convention (x32, 32-bit) kills the process.
 """
 
@@ -92,7 +96,10 @@ DENIED = (
     "reboot",
     "acct",
     "connect",
+    "fallocate",
 )
+# Memory that no rlimit counts: denied unless a memory cgroup bounds the whole program.
+SHARED_MEMORY = ("memfd_create", "memfd_secret", "shmget")
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (CLONE_NEWTIME's bit is the
 # exit signal in clone's flags: that namespace needs unshare or clone3, both denied).
 CLONE_NEW_MASK = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
@@ -131,7 +138,7 @@ def _unix_socket_only(call: int, family_err: int) -> bytes:
     return _insn(JEQ_K, call, jf=len(body)) + b"".join(body)
 
 
-def build_filter(machine: str | None = None) -> bytes:
+def build_filter(machine: str | None = None, *, shared_memory: bool = True) -> bytes:
     """The filter program for this machine's architecture, as packed `struct sock_filter`s."""
     machine = machine or arch()
     if machine not in AUDIT_ARCH:
@@ -145,7 +152,7 @@ def build_filter(machine: str | None = None) -> bytes:
     ]
     if machine == "x86_64":
         prog += [_insn(JGE_K, X32_SYSCALL_BIT, jf=1), _insn(RET_K, RET_KILL_PROCESS)]
-    for name in DENIED:
+    for name in DENIED if shared_memory else (*DENIED, *SHARED_MEMORY):
         prog += [_insn(JEQ_K, numbers[name], jf=1), _deny(errno.EPERM)]
     prog += [_insn(JEQ_K, numbers["clone3"], jf=1), _deny(errno.ENOSYS)]
     prog += [
@@ -165,9 +172,9 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install_seccomp() -> None:
+def install_seccomp(*, shared_memory: bool = True) -> None:
     """Install the filter on every thread of the process (TSYNC), after setting no_new_privs."""
-    program = build_filter()
+    program = build_filter(shared_memory=shared_memory)
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     set_no_new_privs()

@@ -52,6 +52,9 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "seccomp": 317,
         "capget": 125,
         "capset": 126,
+        "fallocate": 285,
+        "memfd_create": 319,
+        "shmget": 29,
     },
     "aarch64": {
         "ptrace": 117,
@@ -87,6 +90,9 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "seccomp": 277,
         "capget": 90,
         "capset": 91,
+        "fallocate": 47,
+        "memfd_create": 279,
+        "shmget": 194,
     },
 }
 # Numbered alike on every architecture (added after the tables were unified).
@@ -106,6 +112,7 @@ COMMON_SYSCALLS = {
     "landlock_create_ruleset": 444,
     "landlock_add_rule": 445,
     "landlock_restrict_self": 446,
+    "memfd_secret": 447,
 }
 
 PR_SET_NO_NEW_PRIVS = 38
