@@ -83,3 +83,13 @@ _.as_dict  # envs/schema.py StateBatch: tests/envs/test_schema.py, tests/envs/te
 
 # TypedDict keys read and written only as dict items.
 _.confirm_fitness  # eureka_loop/state.py CandidateSummary: eureka_loop/selection.py
+
+# Enum members chosen by their value (Typer parses `--sandbox docker` into the member; records read
+# back through the enum's constructor): rewardsmith/choices.py.
+_.PROCESS
+_.DOCKER
+_.NONE
+_.RAY
+
+# Typer reads a command's parameters from `__signature__` (commands/run_options.py).
+_.__signature__

@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from rewardsmith.choices import SandboxChoice
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.store import RunStore
@@ -45,7 +46,7 @@ def main() -> None:
                     samples=args.samples,
                     steps=args.steps,
                     seed=seed,
-                    sandbox="process",
+                    sandbox=SandboxChoice.PROCESS,
                 )
                 start = time.monotonic()
                 result = start_run(config, Path(runs_dir))

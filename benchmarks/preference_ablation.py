@@ -36,6 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from rewardsmith.choices import SandboxChoice  # noqa: E402
 from rewardsmith.envs import load_task  # noqa: E402
 from rewardsmith.eureka_loop.bank import TrajectoryBank, seed_bank  # noqa: E402
 from rewardsmith.eureka_loop.extract import extract_code  # noqa: E402
@@ -183,7 +184,7 @@ def run_arm(check: bool, steps: int, runs_dir: Path) -> dict[str, Any]:
             seed=0,
             evaluate=False,
             round_retries=0,
-            sandbox="process",
+            sandbox=SandboxChoice.PROCESS,
             preference_check=check,
         )
         result = start_run(config, runs_dir, command=["benchmarks/preference_ablation.py"])

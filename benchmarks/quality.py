@@ -35,6 +35,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.choices import Backend, SandboxChoice, Schedule
 from rewardsmith.envs import list_tasks, load_task
 from rewardsmith.envs.registry import TaskNotFoundError
 from rewardsmith.eureka_loop.runner import start_run
@@ -112,11 +113,11 @@ def run_seed(
         task_file=str(task_file) if task_file else None,
         seed=seed,
         eval_seeds=eval_seeds,
-        sandbox="process",
-        backend=variant.backend,
+        sandbox=SandboxChoice.PROCESS,
+        backend=Backend(variant.backend),
         confirm_best=variant.confirm_best,
         steps=variant.steps,
-        schedule=variant.schedule,
+        schedule=Schedule(variant.schedule),
     )
     start = time.monotonic()
     result = start_run(config, runs_dir)

@@ -43,6 +43,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from rewardsmith.choices import SandboxChoice, Schedule  # noqa: E402
 from rewardsmith.envs import load_task  # noqa: E402
 from rewardsmith.eureka_loop.runner import evaluate_run, start_run  # noqa: E402
 from rewardsmith.eureka_loop.state import LoopConfig  # noqa: E402
@@ -73,13 +74,13 @@ def run_arm(
     config = LoopConfig(
         task_id=task,
         seed=seed,
-        schedule=schedule,
+        schedule=Schedule(schedule),
         rounds=args.rounds,
         samples=args.samples,
         steps=args.steps,
         evaluate=False,
         eval_seeds=args.eval_seeds,
-        sandbox="process",
+        sandbox=SandboxChoice.PROCESS,
     )
     start = time.monotonic()
     result = start_run(config, runs)

@@ -13,7 +13,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from rewardsmith.choices import Algo, Backend, SandboxChoice
 from rewardsmith.commands.text import untrusted
+from rewardsmith.eureka_loop.config import config_help
 
 console = Console(log_path=False)
 err_console = Console(stderr=True)
@@ -27,30 +29,11 @@ TaskFileOption = Annotated[
         dir_okay=False,
     ),
 ]
-BackendOption = Annotated[
-    str,
-    typer.Option(
-        "--backend",
-        help="sb3 (Stable-Baselines3, CPU) or jax (JAX simulator and Brax PPO; needs the "
-        "rewardsmith[jax] extra). `rewardsmith tasks` lists each task's backends.",
-    ),
-]
-ExecutorOption = Annotated[
-    str,
-    typer.Option(
-        "--executor",
-        help="Where candidates train: local (this machine) or ray (Ray tasks on a cluster; "
-        "docs/cluster.md).",
-    ),
-]
-AddressOption = Annotated[
-    str | None,
-    typer.Option(
-        "--address",
-        help="The Ray cluster for --executor ray, as ray.init takes it: auto, HOST:PORT or "
-        "ray://HOST:PORT (default: RAY_ADDRESS).",
-    ),
-]
+# Options `run` shares with other commands: their help is the run config's (declared once).
+BackendOption = Annotated[Backend, typer.Option("--backend", help=config_help("backend"))]
+SandboxOption = Annotated[SandboxChoice, typer.Option("--sandbox", help=config_help("sandbox"))]
+AlgoOption = Annotated[Algo | None, typer.Option("--algo", help=config_help("algo"))]
+AddressOption = Annotated[str | None, typer.Option("--address", help=config_help("address"))]
 RunsDirOption = Annotated[
     Path,
     typer.Option("--runs-dir", envvar="REWARDSMITH_RUNS_DIR", help="Where runs are stored."),

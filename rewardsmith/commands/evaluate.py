@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from rewardsmith.choices import Backend, ExecutorChoice
 from rewardsmith.commands.common import (
     AddressOption,
     JsonOption,
@@ -28,11 +29,11 @@ def evaluate(
     ] = None,
     runs_dir: RunsDirOption = Path("runs"),
     backend: Annotated[
-        str | None,
+        Backend | None,
         typer.Option(help="sb3 or jax (default: the run's own backend)."),
     ] = None,
     executor: Annotated[
-        str | None,
+        ExecutorChoice | None,
         typer.Option(help="local or ray (default: the run's own executor)."),
     ] = None,
     address: AddressOption = None,

@@ -9,10 +9,9 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from rewardsmith.choices import Algo, Backend, ExecutorChoice
 from rewardsmith.commands.common import (
     AddressOption,
-    BackendOption,
-    ExecutorOption,
     JsonOption,
     RunsDirOption,
     TaskFileOption,
@@ -22,9 +21,9 @@ from rewardsmith.commands.common import (
     print_json,
     user_errors,
 )
+from rewardsmith.commands.run_options import with_config_options
 from rewardsmith.commands.text import untrusted
-from rewardsmith.eureka_loop.halving import SCHEDULES
-from rewardsmith.eureka_loop.state import DEFAULT_PREFERENCE_THRESHOLD, default_parallel
+from rewardsmith.eureka_loop.config import LoopConfig
 from rewardsmith.runs.versus_human import versus_human_text
 
 
@@ -148,146 +147,31 @@ def _execute(action: Any, as_json: bool, runs_dir: Path) -> None:
         _print_result(result)
 
 
+@with_config_options
 def run(
     task: Annotated[str | None, typer.Argument(help="Task id (see `rewardsmith tasks`).")] = None,
     task_file: TaskFileOption = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            envvar="REWARDSMITH_MODEL",
-            help="litellm model, e.g. gpt-4o, anthropic/..., ollama/... Without one, the offline designer runs.",
-        ),
-    ] = None,
-    api_base: Annotated[
-        str | None,
-        typer.Option(
-            envvar="REWARDSMITH_API_BASE", help="OpenAI-compatible server URL (vLLM, Ollama, ...)."
-        ),
-    ] = None,
-    rounds: Annotated[int, typer.Option(min=1, help="Evolution rounds.")] = 3,
-    samples: Annotated[int, typer.Option(min=1, help="Candidates per round (K).")] = 4,
-    steps: Annotated[
-        int | None, typer.Option(min=1, help="Training steps per candidate (default: the task's).")
-    ] = None,
-    parallel: Annotated[
-        int, typer.Option(min=1, help="Candidates trained at once (default: CPU cores).")
-    ] = default_parallel(),
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     runs_dir: RunsDirOption = Path("runs"),
-    max_usd: Annotated[
-        float | None, typer.Option(help="Stop once LLM spend reaches this many dollars.")
-    ] = None,
-    max_tokens: Annotated[
-        int | None, typer.Option(help="Stop once LLM tokens reach this total.")
-    ] = None,
-    feedback: Annotated[
-        str | None, typer.Option(help="Your own words for the designer, added to its prompts.")
-    ] = None,
-    evaluate: Annotated[
-        bool,
-        typer.Option(
-            "--evaluate/--no-evaluate", help="Retrain best, human and sparse rewards at the end."
-        ),
-    ] = True,
-    eval_seeds: Annotated[
-        int, typer.Option(min=1, help="Seeds per reward in the final evaluation.")
-    ] = 2,
-    critic_llm: Annotated[
-        bool,
-        typer.Option(
-            "--critic-llm", help="Also have the LLM review each candidate against the goal."
-        ),
-    ] = False,
-    fitness_target: Annotated[
-        float | None, typer.Option(help="Stop early once the best fitness reaches this.")
-    ] = None,
-    preference_check: Annotated[
-        bool,
-        typer.Option(
-            "--preference-check/--no-preference-check",
-            help="Reject, before training, rewards that order recorded trajectories against the task's fitness.",
-        ),
-    ] = True,
-    preference_threshold: Annotated[
-        float,
-        typer.Option(
-            min=0.0,
-            max=1.0,
-            help="Agreement of a reward's returns with fitness on recorded trajectories below which it is rejected untrained (lowered per task where the environment's own reward scores lower).",
-        ),
-    ] = DEFAULT_PREFERENCE_THRESHOLD,
-    analyzer_llm: Annotated[
-        bool,
-        typer.Option(
-            "--analyzer-llm",
-            help="Also have the LLM summarise failure causes and fixes for the next round.",
-        ),
-    ] = False,
-    algo: Annotated[str | None, typer.Option(help="ppo or sac (default: the task's).")] = None,
-    schedule: Annotated[
-        str,
-        typer.Option(
-            help="full: every candidate trains the whole budget. halving: all train a quarter "
-            "of it, the fitter half continues from where it stopped, and so on (PPO on sb3): "
-            "about half the training steps, at some risk of a weaker best (docs/benchmarks.md).",
-        ),
-    ] = "full",
-    confirm_best: Annotated[
-        bool,
-        typer.Option(
-            "--confirm-best",
-            help="Train a would-be new best once more on a second seed; it takes over only if "
-            "the mean of both still beats the incumbent (one more training per new best).",
-        ),
-    ] = False,
-    sandbox: Annotated[str, typer.Option(help="auto, process, docker or none.")] = "auto",
-    backend: BackendOption = "sb3",
-    executor: ExecutorOption = "local",
-    address: AddressOption = None,
     as_json: JsonOption = False,
+    **options: Any,
 ) -> None:
     """Evolve reward functions for a task: design, critique, train, analyze, select; then evaluate."""
     from rewardsmith.eureka_loop.runner import start_run
-    from rewardsmith.eureka_loop.state import LoopConfig
 
     if task is None and task_file is None:
         fail("name a task or pass --task-file", "see `rewardsmith tasks`")
-    if schedule not in SCHEDULES:
-        fail(f"unknown schedule {schedule!r}", f"choose one of {', '.join(SCHEDULES)}")
-    if backend != "sb3":
+    backend, algo = options["backend"], options["algo"]
+    if backend != Backend.SB3:
         from rewardsmith.jax_backend import check_backend
 
         with user_errors():
             check_backend(backend, task or "", task_file is not None)
-            if algo not in (None, "ppo"):
+            if algo not in (None, Algo.PPO):
                 raise ValueError(f"the {backend} backend trains with PPO only; drop --algo {algo}")
     config = LoopConfig(
         task_id=task or "",
         task_file=str(task_file.resolve()) if task_file else None,
-        model=model,
-        api_base=api_base,
-        rounds=rounds,
-        samples=samples,
-        steps=steps,
-        parallel=parallel,
-        seed=seed,
-        max_usd=max_usd,
-        max_tokens=max_tokens,
-        feedback=feedback,
-        evaluate=evaluate,
-        eval_seeds=eval_seeds,
-        critic_llm=critic_llm,
-        fitness_target=fitness_target,
-        algo=algo,
-        sandbox=sandbox,
-        backend=backend,
-        executor=executor,
-        address=address,
-        preference_check=preference_check,
-        preference_threshold=preference_threshold,
-        analyzer_llm=analyzer_llm,
-        schedule=schedule,
-        confirm_best=confirm_best,
+        **options,
     )
     _execute(lambda reporter: start_run(config, runs_dir, reporter), as_json, runs_dir)
 
@@ -296,7 +180,7 @@ def resume(
     run_id: Annotated[str, typer.Argument(help="Run id, unique prefix, or path.")],
     runs_dir: RunsDirOption = Path("runs"),
     executor: Annotated[
-        str | None,
+        ExecutorChoice | None,
         typer.Option(help="Move the rest of the run: local or ray (default: the run's own)."),
     ] = None,
     address: AddressOption = None,

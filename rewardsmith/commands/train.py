@@ -11,9 +11,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from rewardsmith.choices import Backend, SandboxChoice
 from rewardsmith.commands.common import (
+    AlgoOption,
     BackendOption,
     JsonOption,
+    SandboxOption,
     TaskFileOption,
     console,
     fail,
@@ -75,16 +78,16 @@ def train(
         int | None, typer.Option(help="Training steps (default: the task's tuned budget).", min=1)
     ] = None,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    algo: Annotated[str | None, typer.Option(help="ppo or sac (default: the task's).")] = None,
+    algo: AlgoOption = None,
     out: Annotated[
         Path | None, typer.Option(help="Where to keep the job (default: runs/train/<task>-<time>).")
     ] = None,
-    sandbox: Annotated[str, typer.Option(help="auto, process, docker or none.")] = "auto",
+    sandbox: SandboxOption = SandboxChoice.AUTO,
     timeout: Annotated[
         float, typer.Option(help="Wall-clock limit for training, in seconds.")
     ] = 3600.0,
     task_file: TaskFileOption = None,
-    backend: BackendOption = "sb3",
+    backend: BackendOption = Backend.SB3,
     as_json: JsonOption = False,
 ) -> None:
     """Train a policy on one reward in the sandbox and report its fitness."""
@@ -95,8 +98,6 @@ def train(
     from rewardsmith.sandbox.executor import Limits
     from rewardsmith.sandbox.training import make_job, train_reward
 
-    if algo is not None and algo not in ("ppo", "sac"):
-        fail(f"unknown algorithm {algo!r}", "use --algo ppo or --algo sac")
     with user_errors():
         adapter = load_task(task, task_file)
         source, label = resolve_reward(adapter, reward)

@@ -11,6 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from rewardsmith.choices import Backend
 from rewardsmith.eureka_loop.baseline import is_env_reward
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.hacking import FLAG, outcome_field_reason, outcome_fields_read
@@ -112,7 +113,7 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
         verdict["calls_per_s"] = report.calls_per_s
         if report.error is not None:
             raise report.error
-        if ctx.config.backend == "jax":
+        if ctx.config.backend == Backend.JAX:
             _jax_check(ctx, code, folder.path)
         if ctx.config.critic_llm:
             reason = _review_with_llm(ctx, summary, code)

@@ -23,7 +23,6 @@ ETA = 2
 MAX_RUNGS = 3
 """The shortest rung trains a quarter of the budget: shorter ones ranked CartPole's and
 Pendulum's candidates little better than chance."""
-SCHEDULES = ("full", "halving")
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ millions of steps, and a user on a laptop should learn that before waiting, not 
 
 from __future__ import annotations
 
+from rewardsmith.choices import Schedule
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.sandbox.training import make_job
@@ -38,7 +39,7 @@ def plan_message(config: LoopConfig, adapter: TaskAdapter) -> str:
         arms = "best, human and sparse" if adapter.reward_source("sparse") else "best and human"
         text += f", then {arms} on {seeds} each"
     text += f": {total:,} training steps if every candidate trains, {config.parallel} at a time"
-    if config.schedule == "halving":
+    if config.schedule == Schedule.HALVING:
         text += " (the halving schedule trains about half of the candidates' steps)"
     return text
 

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rewardsmith.choices import Backend, ExecutorChoice
 from rewardsmith.envs import load_task
 from rewardsmith.envs.task_copy import TASK_COPY, copy_task
 from rewardsmith.eureka_loop.designer import Designer, LLMDesigner
@@ -71,7 +72,7 @@ def _context(
         if swept := sweep_message():
             reporter.message(swept)
     executor = None
-    if config.executor != "local":
+    if config.executor != ExecutorChoice.LOCAL:
         from rewardsmith.cluster.executors import make_executor
 
         executor = make_executor(config.executor, config.address, chosen.sandbox)
@@ -231,7 +232,7 @@ def resume_run(
         )
     config = LoopConfig.from_dict(info["config"])
     if executor is not None:
-        config.executor, config.address = executor
+        config.executor, config.address = ExecutorChoice(executor[0]), executor[1]
     graph = build_graph(run.checkpoint_db_path)
     snapshot = graph.get_state({"configurable": {"thread_id": run.run_id}})
     # A node that finished just before a kill has its writes saved but no checkpoint after it:
@@ -276,14 +277,14 @@ def evaluate_run(
         raise ValueError(f"run {run.run_id} has no trained candidate to evaluate yet")
     config = LoopConfig.from_dict(info["config"])
     if executor is not None:
-        config.executor, config.address = executor
+        config.executor, config.address = ExecutorChoice(executor[0]), executor[1]
     if seeds is not None:
         config.eval_seeds = seeds
     if backend is not None:  # e.g. the best reward of an SB3 run, retrained on the JAX task
         from rewardsmith.jax_backend import check_backend
 
         check_backend(backend, config.task_id, bool(config.task_file))
-        config.backend = backend
+        config.backend = Backend(backend)
     ctx = _context(run, config, reporter, replay=(OfflineDesigner(), None))
     round_, idx = int(best[1:3]), int(best[4:6])
     report = evaluate_best(ctx, round_, idx)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import operator
-import os
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
@@ -23,61 +22,12 @@ if TYPE_CHECKING:
     from rewardsmith.sandbox.training import Sandbox
 
 
-# The preference check's bar: pairwise agreement of a candidate's discounted returns with fitness
-# below which it is rejected untrained (lowered per task where the environment's own reward scores
-# lower). Chosen from the measurements in docs/benchmarks.md (preference ablation).
-DEFAULT_PREFERENCE_THRESHOLD = 0.8
-
-
-def default_parallel() -> int:
-    """Candidates trained at once unless told otherwise: one per CPU core (on 2 cores SB3 is
-    fastest parallelised across candidates, not inside one)."""
-    return os.cpu_count() or 1
-
-
-@dataclass
-class LoopConfig:
-    """What the user asked for; stored in run.json so `resume` rebuilds the same loop."""
-
-    task_id: str
-    task_file: str | None = None
-    model: str | None = None
-    api_base: str | None = None
-    rounds: int = 3
-    samples: int = 4
-    steps: int | None = None
-    algo: str | None = None
-    parallel: int = field(default_factory=default_parallel)
-    seed: int = 0
-    max_usd: float | None = None
-    max_tokens: int | None = None
-    feedback: str | None = None
-    evaluate: bool = True
-    eval_seeds: int = 2
-    critic_llm: bool = False
-    round_retries: int = 2
-    fitness_target: float | None = None
-    sandbox: str = "auto"
-    backend: str = "sb3"  # "jax": the task's JAX variant (rewardsmith.jax_backend)
-    executor: str = "local"  # "ray": candidates train as Ray tasks (rewardsmith.cluster)
-    address: str | None = None  # the Ray cluster, as `ray.init` takes it
-    train_timeout_s: float = 3600.0
-    temperature: float = 1.0
-    preference_check: bool = True
-    preference_threshold: float = DEFAULT_PREFERENCE_THRESHOLD
-    analyzer_llm: bool = False
-    schedule: str = "full"  # "halving": candidates train in successive-halving rungs
-    confirm_best: bool = False  # a new best trains on a second seed before it takes over
-
-    def to_dict(self) -> dict[str, Any]:
-        """The config as run.json records it, so `resume` rebuilds the same loop."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LoopConfig:
-        """A recorded config; keys this version does not know (a newer run's) are dropped."""
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in known})
+# Re-exported: the config lives in its own module, with the options it declares.
+from rewardsmith.eureka_loop.config import (
+    DEFAULT_PREFERENCE_THRESHOLD as DEFAULT_PREFERENCE_THRESHOLD,
+)
+from rewardsmith.eureka_loop.config import LoopConfig as LoopConfig
+from rewardsmith.eureka_loop.config import default_parallel as default_parallel
 
 
 class CandidateSummary(TypedDict, total=False):

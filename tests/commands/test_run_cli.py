@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
+from rewardsmith.choices import SandboxChoice, Schedule
 from rewardsmith.cli import app
 from rewardsmith.commands.run import _score_meaning
+from rewardsmith.eureka_loop.config import LoopConfig
 
 runner = CliRunner()
 
@@ -73,13 +77,50 @@ def test_unknown_task_is_one_clear_error(tmp_path: Path) -> None:
     assert "unknown task 'cartpol'" in result.output and "cartpole" in result.output
 
 
-def test_unknown_schedule_is_one_clear_error(tmp_path: Path) -> None:
-    result = runner.invoke(
-        app, ["run", "cartpole", "--schedule", "halve", "--runs-dir", str(tmp_path)]
-    )
-    assert result.exit_code == 1
-    assert "unknown schedule 'halve'" in result.output and "full, halving" in result.output
+@pytest.mark.parametrize(
+    ("option", "allowed"),
+    [
+        ("--schedule", "'full', 'halving'"),
+        ("--sandbox", "'auto', 'process', 'docker', 'none'"),
+        ("--backend", "'sb3', 'jax'"),
+        ("--executor", "'local', 'ray'"),
+        ("--algo", "'ppo', 'sac'"),
+    ],
+)
+def test_a_wrong_choice_is_refused_with_the_allowed_ones(
+    tmp_path: Path, option: str, allowed: str
+) -> None:
+    result = runner.invoke(app, ["run", "cartpole", option, "halve", "--runs-dir", str(tmp_path)])
+    assert result.exit_code == 2  # a usage error, before anything is made
+    said = " ".join(result.output.replace("│", " ").split())  # unwrapped from Rich's box
+    assert "'halve' is not one of" in said and allowed in said, said
     assert not any(tmp_path.iterdir())
+
+
+def test_every_config_option_is_a_run_option_with_its_help() -> None:
+    """Declared once: `run` takes each `LoopConfig` field that has a `cli` entry, with its help,
+    its default and its type, and passes it through unchanged."""
+    command = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
+    by_name = {p.name: p for p in command.params}
+    offered = [f for f in dataclasses.fields(LoopConfig) if "cli" in f.metadata]
+    assert len(offered) == 24
+    for spec in offered:
+        param = by_name[spec.name]
+        assert param.help == spec.metadata["cli"].help, spec.name
+    assert {f.name for f in dataclasses.fields(LoopConfig)} - by_name.keys() == {
+        "task_id",  # the `task` argument
+        "round_retries",
+        "train_timeout_s",
+        "temperature",
+    }
+
+
+def test_a_recorded_config_reads_back_as_enums_and_writes_strings() -> None:
+    config = LoopConfig.from_dict({"task_id": "line", "schedule": "halving", "sandbox": "none"})
+    assert config.schedule is Schedule.HALVING and config.sandbox is SandboxChoice.NONE
+    assert json.loads(json.dumps(config.to_dict()))["schedule"] == "halving"
+    with pytest.raises(ValueError, match="unknown schedule 'halve'; choose one of full, halving"):
+        LoopConfig(task_id="line", schedule="halve")  # type: ignore[arg-type]
 
 
 def test_score_meaning_says_when_sparse_beat_human() -> None:

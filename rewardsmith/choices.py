@@ -1,0 +1,47 @@
+"""The closed sets of values options take, one enum each, so a wrong value is refused with the
+list of allowed ones (Typer shows an enum's members as the choices).
+
+They are `StrEnum`s: a member is its string, so records written before the enums existed, and
+code that compares with plain strings, read the same.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Schedule(StrEnum):
+    """How a round's candidates share the training budget."""
+
+    FULL = "full"
+    HALVING = "halving"
+
+
+class Algo(StrEnum):
+    """The SB3 learner."""
+
+    PPO = "ppo"
+    SAC = "sac"
+
+
+class SandboxChoice(StrEnum):
+    """Where reward code runs (`auto`: Docker when ready, else the process backend)."""
+
+    AUTO = "auto"
+    PROCESS = "process"
+    DOCKER = "docker"
+    NONE = "none"
+
+
+class Backend(StrEnum):
+    """The simulator and learner stack."""
+
+    SB3 = "sb3"
+    JAX = "jax"
+
+
+class ExecutorChoice(StrEnum):
+    """Where candidates train: this machine, or Ray tasks on a cluster."""
+
+    LOCAL = "local"
+    RAY = "ray"

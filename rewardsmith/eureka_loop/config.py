@@ -1,0 +1,182 @@
+"""What the user asks a run for: one typed config, each option declared once with its help.
+
+`rewardsmith run` builds its options from these fields (`commands/run_options.py`), so the flag,
+its default, its help and the value the loop reads cannot drift apart; fields without a `cli`
+entry are settings a caller may pass but the CLI does not offer. The config is stored in
+run.json, so `resume` rebuilds the same loop.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import MISSING, asdict, dataclass, field
+from typing import Any
+
+from rewardsmith.choices import Algo, Backend, ExecutorChoice, SandboxChoice, Schedule
+
+# The preference check's bar: pairwise agreement of a candidate's discounted returns with fitness
+# below which it is rejected untrained (lowered per task where the environment's own reward scores
+# lower). Chosen from the measurements in docs/benchmarks.md (preference ablation).
+DEFAULT_PREFERENCE_THRESHOLD = 0.8
+
+
+def default_parallel() -> int:
+    """Candidates trained at once unless told otherwise: one per CPU core (on 2 cores SB3 is
+    fastest parallelised across candidates, not inside one)."""
+    return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Cli:
+    """How a config field appears on `rewardsmith run`: its help, and optionally its flag names
+    (default `--field-name`), bounds and environment variable."""
+
+    help: str
+    flags: tuple[str, ...] = ()
+    min: float | None = None
+    max: float | None = None
+    envvar: str | None = None
+
+
+def option(default: Any = MISSING, *, factory: Any = MISSING, **cli: Any) -> Any:
+    """A config field that is also a `run` option."""
+    return field(default=default, default_factory=factory, metadata={"cli": Cli(**cli)})
+
+
+@dataclass
+class LoopConfig:
+    """What the user asked for; stored in run.json so `resume` rebuilds the same loop."""
+
+    task_id: str
+    task_file: str | None = None
+    model: str | None = option(
+        None,
+        envvar="REWARDSMITH_MODEL",
+        help="litellm model, e.g. gpt-4o, anthropic/..., ollama/... Without one, the offline "
+        "designer runs.",
+    )
+    api_base: str | None = option(
+        None,
+        envvar="REWARDSMITH_API_BASE",
+        help="OpenAI-compatible server URL (vLLM, Ollama, ...).",
+    )
+    rounds: int = option(3, min=1, help="Evolution rounds.")
+    samples: int = option(4, min=1, help="Candidates per round (K).")
+    steps: int | None = option(
+        None, min=1, help="Training steps per candidate (default: the task's)."
+    )
+    algo: Algo | None = option(None, help="The learner (default: the task's).")
+    parallel: int = option(
+        factory=default_parallel, min=1, help="Candidates trained at once (default: CPU cores)."
+    )
+    seed: int = option(0, help="Random seed.")
+    max_usd: float | None = option(None, help="Stop once LLM spend reaches this many dollars.")
+    max_tokens: int | None = option(None, help="Stop once LLM tokens reach this total.")
+    feedback: str | None = option(
+        None, help="Your own words for the designer, added to its prompts."
+    )
+    evaluate: bool = option(
+        True,
+        flags=("--evaluate/--no-evaluate",),
+        help="Retrain best, human and sparse rewards at the end.",
+    )
+    eval_seeds: int = option(2, min=1, help="Seeds per reward in the final evaluation.")
+    critic_llm: bool = option(
+        False,
+        flags=("--critic-llm",),
+        help="Also have the LLM review each candidate against the goal.",
+    )
+    round_retries: int = 2
+    fitness_target: float | None = option(
+        None, help="Stop early once the best fitness reaches this."
+    )
+    sandbox: SandboxChoice = option(
+        SandboxChoice.AUTO,
+        help="Where reward code runs: auto (Docker when its image is ready, else process), "
+        "process, docker, or none (unconfined, resource limits only).",
+    )
+    backend: Backend = option(
+        Backend.SB3,
+        help="sb3 (Stable-Baselines3, CPU) or jax (JAX simulator and Brax PPO; needs the "
+        "rewardsmith[jax] extra). `rewardsmith tasks` lists each task's backends.",
+    )
+    executor: ExecutorChoice = option(
+        ExecutorChoice.LOCAL,
+        help="Where candidates train: local (this machine) or ray (Ray tasks on a cluster; "
+        "docs/cluster.md).",
+    )
+    address: str | None = option(
+        None,
+        help="The Ray cluster for --executor ray, as ray.init takes it: auto, HOST:PORT or "
+        "ray://HOST:PORT (default: RAY_ADDRESS).",
+    )
+    train_timeout_s: float = 3600.0
+    temperature: float = 1.0
+    preference_check: bool = option(
+        True,
+        flags=("--preference-check/--no-preference-check",),
+        help="Reject, before training, rewards that order recorded trajectories against the "
+        "task's fitness.",
+    )
+    preference_threshold: float = option(
+        DEFAULT_PREFERENCE_THRESHOLD,
+        min=0.0,
+        max=1.0,
+        help="Agreement of a reward's returns with fitness on recorded trajectories below which "
+        "it is rejected untrained (lowered per task where the environment's own reward scores "
+        "lower).",
+    )
+    analyzer_llm: bool = option(
+        False,
+        flags=("--analyzer-llm",),
+        help="Also have the LLM summarise failure causes and fixes for the next round.",
+    )
+    schedule: Schedule = option(
+        Schedule.FULL,
+        help="full: every candidate trains the whole budget. halving: all train a quarter of "
+        "it, the fitter half continues from where it stopped, and so on (PPO on sb3): about "
+        "half the training steps, at some risk of a weaker best (docs/benchmarks.md).",
+    )
+    confirm_best: bool = option(
+        False,
+        flags=("--confirm-best",),
+        help="Train a would-be new best once more on a second seed; it takes over only if the "
+        "mean of both still beats the incumbent (one more training per new best).",
+    )
+
+    def __post_init__(self) -> None:
+        """Plain strings (a recorded run.json, a caller) become the enums; a wrong one raises
+        ValueError naming the allowed values."""
+        for name, kind in CHOICES.items():
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                try:
+                    setattr(self, name, kind(value))
+                except ValueError:
+                    allowed = ", ".join(member.value for member in kind)
+                    raise ValueError(f"unknown {name} {value!r}; choose one of {allowed}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as run.json records it, so `resume` rebuilds the same loop."""
+        return {k: str(v) if k in CHOICES and v is not None else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LoopConfig:
+        """A recorded config; keys this version does not know (a newer run's) are dropped."""
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def config_help(name: str) -> str:
+    """The help of a config field's option, for commands that offer the same option."""
+    cli: Cli = LoopConfig.__dataclass_fields__[name].metadata["cli"]
+    return cli.help
+
+
+CHOICES: dict[str, type[Any]] = {
+    "algo": Algo,
+    "sandbox": SandboxChoice,
+    "backend": Backend,
+    "executor": ExecutorChoice,
+    "schedule": Schedule,
+}
