@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from rewardsmith import __version__
 from rewardsmith.runs.atomic import write_text
 from rewardsmith.runs.versus_human import versus_human_text
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
+from rewardsmith.untrusted_text import plain
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -40,16 +42,17 @@ def write_report(view: RunView, out: Path) -> tuple[Path, list[Path]]:
     """Draw the figures into `out`, write `out/report.html`; return the page and the PNGs."""
     out.mkdir(parents=True, exist_ok=True)
     figures: dict[str, FigureFile | str] = {}
-    for name, title, draw in _drawers():
-        drawn = draw(view)
-        if isinstance(drawn, str):
-            figures[name] = drawn  # why there is nothing to draw
-            (out / f"{name}.png").unlink(missing_ok=True)  # from an earlier report of this run
-            continue
-        figure, caption = drawn
-        path = out / f"{name}.png"
-        figure.savefig(path, dpi=110)
-        figures[name] = FigureFile(path, title, caption)
+    with _literal_text():
+        for name, title, draw in _drawers():
+            drawn = draw(view)
+            if isinstance(drawn, str):
+                figures[name] = drawn  # why there is nothing to draw
+                (out / f"{name}.png").unlink(missing_ok=True)  # from an earlier report
+                continue
+            figure, caption = drawn
+            path = out / f"{name}.png"
+            figure.savefig(path, dpi=110)
+            figures[name] = FigureFile(path, title, caption)
     page = out / REPORT_FILE
     write_text(page, render_html(view, figures))
     return page, [f.path for f in figures.values() if isinstance(f, FigureFile)]
@@ -186,7 +189,10 @@ def _best_code(view: RunView) -> str:
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import PythonLexer
 
-    highlighted = highlight(code, PythonLexer(), HtmlFormatter(noclasses=True, nobackground=True))
+    # Control and bidi characters shown as escapes: bidi overrides in code reorder what a reader
+    # sees (Trojan Source). `rewardsmith export` still writes the code byte for byte.
+    formatter = HtmlFormatter(noclasses=True, nobackground=True)
+    highlighted = highlight(plain(code), PythonLexer(), formatter)
     return (
         f"<section><h2>Best reward: {_e(best.key)} (fitness {_f(best.fitness)})</h2>"
         f"<div class='code'>{highlighted}</div>"
@@ -208,6 +214,17 @@ def _drawers() -> list[tuple[str, str, Drawer]]:
         ("components", "The best reward's components over training", _components),
         ("evaluation", "Final evaluation", _evaluation),
     ]
+
+
+def _literal_text() -> AbstractContextManager[None]:
+    """Every text drawn inside shown as written: no mathtext (`$...$`) and no LaTeX.
+
+    Figures carry reward-sourced text (component names); parsed as mathtext, a name such as
+    `$\\frac{$` made savefig raise and `rewardsmith report` exit 1 (issue 30).
+    """
+    import matplotlib
+
+    return matplotlib.rc_context({"text.parse_math": False, "text.usetex": False})
 
 
 def _figure(height: float = 3.6, rows: int = 1) -> tuple[Figure, list[Axes]]:
@@ -308,19 +325,13 @@ def _components(view: RunView) -> tuple[Figure, str] | str:
     figure, (top, bottom) = _figure(height=5.2, rows=2)
     steps = [c["step"] for c in checkpoints]
     names = sorted({name for c in checkpoints for name in c.get("components", {})})
-    for name in names:
-        top.plot(
-            steps,
-            _nan([c.get("components", {}).get(name) for c in checkpoints]),
-            "-o",
-            ms=3,
-            label=name,
-        )
+    series = [_nan([c.get("components", {}).get(name) for c in checkpoints]) for name in names]
+    lines = [top.plot(steps, values, "-o", ms=3)[0] for values in series]
     top.set_ylabel("per-episode sum")
     top.set_title(f"{best.key}: reward components", fontsize=10, loc="left")
     top.grid(alpha=0.3)
-    if names:
-        top.legend(fontsize=8, loc="best")
+    if names:  # labels given outright: a name starting with `_` would be left out otherwise
+        top.legend(lines, [plain(name) for name in names], fontsize=8, loc="best")
     bottom.plot(
         steps,
         _nan([c.get("fitness") for c in checkpoints]),
@@ -403,7 +414,8 @@ def _not_trained(candidates: list[CandidateView]) -> str:
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """HTML-escaped, control and bidi characters shown as escapes (reward-sourced text)."""
+    return html.escape(plain(value), quote=True)
 
 
 def _f(value: float | None, spec: str = ".4g") -> str:

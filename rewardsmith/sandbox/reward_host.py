@@ -21,12 +21,14 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from rewardsmith.reward.errors import RewardError
     from rewardsmith.sandbox import reward_wire as wire
 
 CLONE_NEWUSER = 0x10000000
@@ -66,9 +68,10 @@ def confine() -> list[str]:
     if namespaces:
         in_force.append(namespaces)
     from rewardsmith.sandbox.confine import ConfinementError, confine_self
+    from rewardsmith.sandbox.process_isolation import listable_paths
 
     try:
-        in_force += confine_self(readable=readable_paths(), writable=[])
+        in_force += confine_self(readable=readable_paths(), writable=[], listable=listable_paths())
     except ConfinementError as exc:  # the sandbox around the learner still holds; say so
         in_force.append(f"not confined further: {exc}")
     return in_force
@@ -97,17 +100,24 @@ class SentFields:
 
 
 def serve(channel: wire.Channel, mechanisms: list[str]) -> None:
-    """Load the reward from the first message, then answer calls until the learner hangs up."""
+    """Report the confinement, load the reward from the first message, then answer calls until
+    the learner hangs up.
+
+    The confinement goes first, before the reward's source is even read: once its module has
+    run, the reward controls this process and could claim any confinement it likes. The learner
+    keeps only this first report.
+    """
     from rewardsmith.reward.errors import RewardError
     from rewardsmith.sandbox.reward_wire import Calls
 
+    channel.send_confined(mechanisms)
     init = channel.receive_init()
     try:
         reward = LoadedReward(_load(init.source, init.filename), init.field_names, init.filename)
     except RewardError as load_error:
         channel.send_error(load_error)
         return
-    channel.send_ready(mechanisms)
+    channel.send_ready()
     while True:
         call = channel.receive_call()
         if call is None:
@@ -145,26 +155,31 @@ class LoadedReward:
     def call(
         self, sent: Sent, step: int | None, missing: set[str], index: int | None = None
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """One checked call on the sent (state, action, next_state), or on their row `index`."""
+        """One checked call on the sent (state, action, next_state), or on their row `index`;
+        components the wire cannot carry are the reward's contract error."""
         from rewardsmith.envs.schema import StateBatch
         from rewardsmith.reward.call import call_reward_batches
+        from rewardsmith.sandbox.reward_wire import check_component_names
 
         state_arrays, action, next_arrays = sent
         state = StateBatch.from_source(self.names, SentFields(state_arrays, missing, index))
         next_state = StateBatch.from_source(self.names, SentFields(next_arrays, missing, index))
-        return call_reward_batches(self.reward_fn, state, action, next_state, step, self.filename)
+        total, components = call_reward_batches(
+            self.reward_fn, state, action, next_state, step, self.filename
+        )
+        check_component_names(list(components), step)
+        return total, components
 
     def totals(self, batch: wire.Calls, missing: set[str]) -> np.ndarray:
         """A batch's totals `[T, N]`, from one call on all T x N transitions.
 
         The contract's reward is a function of each transition (it never sees the step number,
         which only names errors; the checkpoints already call it on whole episodes), so one call
-        gives what T calls would, at a fraction of the cost. Where that call fails, the steps are
-        called one by one, so the error names the step that fails (and a reward that fails only
-        on large batches still gets its totals).
+        gives what T calls would, at a fraction of the cost. Where that call fails, its error is
+        the candidate's, naming the steps the call held: the reward is not run again step by
+        step to find the failing one (a reward that fails only on batches trained as `ok` that
+        way, issue 30, and a second run costs its time and memory again).
         """
-        import numpy as np
-
         from rewardsmith.reward.errors import RewardError
 
         t, n = batch.action.shape[:2]
@@ -172,19 +187,21 @@ class LoadedReward:
         def flat(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             return {name: a.reshape(t * n, *a.shape[2:]) for name, a in arrays.items()}
 
-        steps = batch.steps.tolist()
         action = batch.action.reshape(t * n, *batch.action.shape[2:])
+        whole = (flat(batch.state), action, flat(batch.next_state))
         try:
-            whole = (flat(batch.state), action, flat(batch.next_state))
-            return self.call(whole, steps[0], missing)[0].reshape(t, n)
-        except RewardError:
+            return self.call(whole, None, missing)[0].reshape(t, n)
+        except RewardError as error:
             if missing:
                 raise
-        totals = np.empty((t, n))
-        for index, step in enumerate(steps):
-            row = (batch.state, batch.action[index], batch.next_state)
-            totals[index] = self.call(row, step, missing, index)[0]
-        return totals
+            raise _in_batch(error, batch.steps.tolist(), n) from None
+
+
+def _in_batch(error: RewardError, steps: list[int], n: int) -> RewardError:
+    """`error` naming the steps of the one call that raised it: its step is the call's first
+    (the failing transition is at or after it; which one is not known without a second run)."""
+    where = f"in one call on the {len(steps)} x {n} transitions of steps {steps[0]} to {steps[-1]}"
+    return replace(error, message=f"{error.message} ({where})", step=steps[0])
 
 
 def _load(source: str, filename: str) -> Any:

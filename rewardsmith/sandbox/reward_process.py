@@ -84,9 +84,9 @@ class RewardProcess:
         os.close(to_learner)
         self.channel = wire.Channel(from_host, from_learner)
         make_non_dumpable()  # before the reward's code exists anywhere
-        self.mechanisms: list[str] = []
         try:
             self.channel.send_init(source, filename, self.field_names)
+            self.mechanisms = self._confinement()
             reply = self._reply(None)
         except BaseException:
             self.close()
@@ -95,9 +95,7 @@ class RewardProcess:
             self.close()
             raise reply.error
         if reply.op != "ready":
-            self.close()
             raise self._broken(f"it answered the reward's loading with {reply.op!r}")
-        self.mechanisms = reply.mechanisms or []
 
     def __enter__(self) -> RewardProcess:
         return self
@@ -133,8 +131,9 @@ class RewardProcess:
         raise self._broken("it kept asking for fields it had been sent")
 
     def totals(self, transitions: Transitions) -> np.ndarray:
-        """The totals `[T, N]` of T consecutive steps, in one exchange; raises the first step's
-        RewardError. The reward process calls the reward once per step, as `__call__` would."""
+        """The totals `[T, N]` of T consecutive steps, in one exchange. The reward process calls
+        the reward once on all of them; where that call fails, its RewardError is raised as it
+        came (naming the steps the call held) and the reward is not called again."""
         steps = np.asarray(transitions.steps, dtype=np.int64)
         action = np.ascontiguousarray(transitions.actions)
         shape = action.shape[:2]
@@ -156,6 +155,14 @@ class RewardProcess:
                 return _checked_totals(reply.total.reshape(shape), transitions.steps)
             raise self._broken(f"it answered a batch with {reply.op!r}")
         raise self._broken("it kept asking for fields it had been sent")
+
+    def _confinement(self) -> list[str]:
+        """What confines the reward process, from its first message: sent before it reads the
+        reward's source, so no reward code can have written it. Any later claim is not kept."""
+        reply = self._reply(None)
+        if reply.op != "confined" or reply.mechanisms is None:
+            raise self._broken(f"its first message was {reply.op!r}, not its confinement")
+        return reply.mechanisms
 
     def _reply(self, n: int | None) -> wire.Reply:
         try:
@@ -208,13 +215,19 @@ class Transitions(Protocol):
 
 
 def _checked_totals(totals: np.ndarray, steps: Sequence[int]) -> np.ndarray:
-    """Every total finite (the reward process may lie); else the first step's error."""
+    """Every total finite, and their sum too (the reward process may lie; training sums them
+    into returns); else the error names the first step where the running sum stops being
+    finite: a non-finite total there, or totals so large that adding them overflows."""
     if math.isfinite(np.add.reduce(totals, axis=None)):
         return totals
-    first = int(np.flatnonzero(~np.isfinite(totals).all(axis=1))[0])
-    raise RewardError(
-        ErrorCategory.NONFINITE_REWARD, "the total reward is not finite", step=steps[first]
-    )
+    running = np.cumsum(totals, axis=None)  # step by step, as the rows come
+    past = np.flatnonzero(~np.isfinite(running))
+    first = int(past[0] if past.size else running.size - 1) // totals.shape[1]
+    if not np.isfinite(totals[first]).all():
+        message = "the total reward is not finite"
+    else:
+        message = "the total reward overflows: summed over the steps it is not finite"
+    raise RewardError(ErrorCategory.NONFINITE_REWARD, message, step=steps[first])
 
 
 def _plain(values: np.ndarray) -> np.ndarray:

@@ -14,10 +14,12 @@ error fields checked, the payload exactly as long as the declared names say.
 learner -> reward process: `init` (source, file name, field names), then `C` calls (the action,
 and for each field the reward reads: state then next_state) or `B` batches of them, preceded by
 a `layout` whenever the batch size, the action's shape or the fields sent change.
-reward process -> learner: `ready` (the confinement in force) or `error` after init; then per
-call an `R` result (preceded by `names` when its component names change) or per batch a `T`
-of totals, an `error` (a RewardError, for a batch the first step's that failed), or `need` (fields the reward read that were not sent: the learner adds them to
-what it sends and calls again).
+reward process -> learner: first `confined` (the confinement in force, sent before the reward's
+source is read: the only claim of it the learner keeps, since the reward controls the process
+once its module has run); then `ready` or `error` after init; then per call an `R` result
+(preceded by `names` when its component names change) or per batch a `T` of totals, an `error`
+(a RewardError; for a batch, the one call's, naming its steps), or `need` (fields the reward
+read that were not sent: the learner adds them to what it sends and calls again).
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class Calls:
 
 @dataclass
 class Reply:
-    """The reward process's answer: exactly one of ready / result / totals / need / error."""
+    """The reward process's answer: one of confined / ready / result / totals / need / error."""
 
     op: str
     mechanisms: list[str] | None = None
@@ -96,12 +98,16 @@ def _json(message: dict[str, Any]) -> bytes:
 
 
 def _control(frame: bytes) -> dict[str, Any]:
+    """A JSON control message. Parsing hostile bytes can fail in more ways than bad syntax: deep
+    nesting (RecursionError) and huge integers (ValueError) are protocol breaks too."""
     if len(frame) > HEADER_CAP and not frame.startswith(b"J"):
         raise WireError(f"a message of {len(frame)} bytes")
     try:
         message = json.loads(frame[1:])
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WireError(f"a message that is not JSON ({exc})") from None
+    except (RecursionError, ValueError) as exc:
+        raise WireError(f"a JSON message past the parser's limits ({str(exc)[:200]})") from None
     if not isinstance(message, dict) or not isinstance(message.get("op"), str):
         raise WireError("a message without an op")
     return message
@@ -142,6 +148,23 @@ def error_from_wire(data: Any) -> RewardError:
         line=_integer(data.get("line"), "the error line"),
         column=_integer(data.get("column"), "the error column"),
     )
+
+
+def check_component_names(names: list[str], step: int | None) -> None:
+    """The reward process's check before it sends a result: a component dict the wire cannot
+    carry is the reward's own contract error (named as the checker names a bad component dict),
+    not a protocol break. The learner still checks the same limits (`_names`): this process may
+    lie."""
+    long = next((name for name in names if len(name) > NAME_CAP), None)
+    if len(names) > MAX_COMPONENTS:
+        problem = f"compute_reward returned {len(names)} components; at most {MAX_COMPONENTS}"
+    elif not all(names):
+        problem = f"a component name is empty; names of 1 to {NAME_CAP} characters"
+    elif long is not None:
+        problem = f"component name {long[:40]!r}... has {len(long)} characters; at most {NAME_CAP}"
+    else:
+        return
+    raise RewardError(ErrorCategory.RETURN_TYPE_ERROR, f"{problem} are allowed", step=step)
 
 
 def _names(value: Any, allowed: list[str] | None, what: str) -> list[str]:
@@ -282,9 +305,11 @@ class Channel:
                     raise WireError("component names declared under a used or missing id")
                 self._names[names_id] = names
                 continue
-            if op == "ready":
-                mechanisms = _names(message.get("mechanisms", []), None, "the mechanisms")
+            if op == "confined":
+                mechanisms = _names(message.get("mechanisms"), None, "the mechanisms")
                 return Reply(op, mechanisms=mechanisms)
+            if op == "ready":
+                return Reply(op)  # any confinement it claims now is the reward's word: ignored
             if op == "error":
                 return Reply(op, error=error_from_wire(message.get("error")))
             if op == "need":
@@ -363,9 +388,16 @@ class Channel:
         next_state = {name: arrays[2 + 2 * i] for i, name in enumerate(names)}
         return state, next_state
 
-    def send_ready(self, mechanisms: list[str]) -> None:
-        """The reward loaded; `mechanisms` name what confines this process, for the record."""
-        self._send(_json({"op": "ready", "mechanisms": mechanisms}))
+    def send_confined(self, mechanisms: list[str]) -> None:
+        """What confines this process, for the record: the first message, before the reward's
+        source is read (after that the reward could say anything). Each clipped to what the
+        learner accepts, so a long reason never turns into a protocol break."""
+        clipped = [m[:NAME_CAP] for m in mechanisms[:MAX_COMPONENTS]]
+        self._send(_json({"op": "confined", "mechanisms": clipped}))
+
+    def send_ready(self) -> None:
+        """The reward loaded."""
+        self._send(_json({"op": "ready"}))
 
     def send_error(self, error: RewardError) -> None:
         """The reward's error, as a record the learner checks field by field (`error_from_wire`)."""

@@ -216,8 +216,8 @@ class BatchReward(Protocol):
     """A checked reward: state batches in, float64 `[N]` total and components out, or a
     RewardError. The worker's is a `RewardProcess` (the code runs in a process of its own).
 
-    `totals` gives the totals `[T, N]` of T pending steps at once, called step by step, or the
-    first failing step's RewardError."""
+    `totals` gives the totals `[T, N]` of T pending steps at once, or the RewardError of the
+    reward that failed on them (never swallowed: a reward that fails on a batch fails)."""
 
     def __call__(
         self, state: StateBatch, action: np.ndarray, next_state: StateBatch, step: int | None
@@ -226,7 +226,7 @@ class BatchReward(Protocol):
         ...
 
     def totals(self, transitions: PendingSteps) -> np.ndarray:
-        """The totals `[T, N]` of the pending steps, or the first failing step's RewardError."""
+        """The totals `[T, N]` of the pending steps, or the RewardError of the failing call."""
         ...
 
 
@@ -264,9 +264,9 @@ class ContractRewardVecEnv(VecEnvWrapper):
 
     With `defer=True` a step returns zero rewards and keeps the transition instead; the learner
     takes the real rewards of all pending steps at once with `take_totals()` when it needs them
-    (PPO: at the end of each rollout, `rewardsmith.sandbox.deferred_rewards`). Each step's reward
-    is still computed by its own call with its own step number; only the exchanges with the
-    reward process are fewer (one per rollout instead of one per step).
+    (PPO: at the end of each rollout, `rewardsmith.sandbox.deferred_rewards`): one exchange with
+    the reward process per rollout instead of one per step, and there one call on all of its
+    transitions (the contract's reward is a function of each transition).
     """
 
     def __init__(self, venv: StateVecEnv, reward: BatchReward, defer: bool = False) -> None:
@@ -306,7 +306,7 @@ class ContractRewardVecEnv(VecEnvWrapper):
 
     def take_totals(self) -> tuple[np.ndarray, np.ndarray]:
         """The float32 rewards `[T, N]` of the steps taken since the last call, and where
-        episodes ended `[T, N]`; raises the first failing step's RewardError."""
+        episodes ended `[T, N]`; raises the reward's RewardError where it failed on them."""
         pending, self.pending = self.pending, PendingSteps()
         if pending is None:
             raise RuntimeError("take_totals() needs a ContractRewardVecEnv made with defer=True")

@@ -132,6 +132,7 @@ def main(job_dir: Path) -> int:
                 reward = cleanup.enter_context(
                     RewardProcess(reward_path.read_text(), str(reward_path), adapter.schema.names)
                 )
+                # Reported by the reward process before it loaded the reward: not the reward's say.
                 result["reward_confinement"] = reward.mechanisms
             # Environments with the candidate reward applied through a wrapper. PPO takes the
             # rewards of a whole rollout at once (one exchange with the reward process). A

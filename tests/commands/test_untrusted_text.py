@@ -52,6 +52,16 @@ def assert_plain(output: str) -> None:
     assert "MarkupError" not in output
 
 
+def test_the_terminal_and_the_html_report_escape_with_one_helper() -> None:
+    """One escaping for every place reward text is shown (issue 30: the report had none)."""
+    from rewardsmith.commands import text
+    from rewardsmith.runs import report
+    from rewardsmith.untrusted_text import plain
+
+    assert text.plain is plain and report.plain is plain
+    assert report._e("<b>\u202e\x1b") == "&lt;b&gt;\\u202e\\x1b"
+
+
 def test_untrusted_escapes_controls_and_is_never_markup() -> None:
     from rewardsmith.commands.text import plain, untrusted
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
 
 from rewardsmith.cli import app
-from tests.runs.recorded import recorded_run
+from rewardsmith.runs import candidate as files
+from rewardsmith.runs.views import open_view
+from tests.runs.recorded import copy_run, recorded_run
 
 pytestmark = pytest.mark.slow
 
@@ -104,6 +108,62 @@ def test_report_renders_in_headless_chromium_with_every_image(
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / ".gitignore").write_text("*\n")  # artifacts are never committed
     shutil.copyfile(screenshot, ARTIFACTS / "report_screenshot.png")
+
+
+# Reward-sourced text: a component name that is broken mathtext, one that matplotlib's legend
+# would hide (a leading underscore), and bidi overrides and terminal escapes (Trojan Source).
+MATHTEXT = "$\\frac{$"
+HOSTILE = "evil\u202e\u2066\x1b[2J\x9b\x07"
+ESCAPED = "evil\\u202e\\u2066\\x1b[2J\\x9b\\x07"
+RAW = ("\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2069", "\x1b", "\x9b", "\x07")
+
+
+def test_report_shows_reward_text_literally(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Issue 30: a component named `$\\frac{$` made `rewardsmith report` exit 1 (mathtext), and
+    bidi overrides and escapes from the reward reached the page raw."""
+    run_dir = copy_run(recorded_run(tmp_path_factory), tmp_path / "runs")
+    best = open_view(run_dir, tmp_path / "runs").best
+    assert best is not None
+    outcome = best.files.outcome()
+    assert outcome is not None
+    for checkpoint in outcome["checkpoints"]:
+        checkpoint["components"].update({MATHTEXT: 1.0, "_hidden": 2.0, HOSTILE: 3.0})
+    best.files.write_outcome(outcome)
+    code = best.files.text(files.REWARD)
+    assert code is not None
+    best.files.write(files.REWARD, code + f"# {HOSTILE}\n")
+    reflection = best.files.text(files.REFLECTION) or ""
+    best.files.write(files.REFLECTION, reflection + f"\n{HOSTILE}\n")
+
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["report", str(run_dir), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "components.png").read_bytes().startswith(b"\x89PNG")
+    page = (out / "report.html").read_text()
+    for char in RAW:
+        assert char not in page, repr(char)
+    code_block = page[page.index("<div class='code'>") :]
+    assert "\\u202e" in code_block and "\\x1b" in code_block
+    assert page.count(ESCAPED) >= 2  # the reflection and the code
+
+
+def test_component_names_are_the_legend_as_written() -> None:
+    """Every name in the legend, literally: mathtext off, escapes visible, `_hidden` kept."""
+    from rewardsmith.runs import report
+
+    components = {MATHTEXT: 1.0, "_hidden": 2.0, HOSTILE: 3.0}
+    checkpoints = [{"step": s, "fitness": 1.0, "components": components} for s in (1, 2)]
+    view = SimpleNamespace(best=SimpleNamespace(key="r0c0", checkpoints=lambda: checkpoints))
+    with report._literal_text():
+        drawn = report._components(view)  # type: ignore[arg-type]
+        assert not isinstance(drawn, str)
+        drawn[0].savefig(io.BytesIO(), format="png")
+    legend = drawn[0].axes[0].get_legend()
+    assert sorted(t.get_text() for t in legend.get_texts()) == sorted(
+        [MATHTEXT, "_hidden", ESCAPED]
+    )
 
 
 def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -16,13 +16,16 @@ import pytest
 from stable_baselines3.common.vec_env import VecNormalize
 
 from rewardsmith.envs import load_task
+from rewardsmith.envs.schema import StateBatch
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.loader import load_reward
 from rewardsmith.sandbox.deferred_rewards import deferred_ppo_kwargs
 from rewardsmith.sandbox.policy_io import build_model
 from rewardsmith.sandbox.reward_process import RewardProcess
-from rewardsmith.sandbox.training import make_job
+from rewardsmith.sandbox.training import Sandbox, make_job, train_reward
 from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv, InProcessReward, make_vec_env
+from tests.sandbox.test_bad_rewards import LIMITS, OK_RETURN, expect
+from tests.sandbox.test_bad_rewards import reward as reward_module
 from tests.sandbox.test_reward_process import _fake_reward
 
 CARTPOLE = load_task("cartpole")
@@ -99,9 +102,10 @@ def steps(env: ContractRewardVecEnv, count: int) -> None:
         assert not rewards.any()  # placeholders until the rollout's end
 
 
-def test_a_failing_step_is_named_when_the_rollout_ends(tmp_path: Path) -> None:
-    """The batch is one call on all transitions; when it fails, the error still names the step
-    that fails, as the step-by-step path (here: the reward in this process) does."""
+def test_a_failing_batch_names_the_steps_it_held(tmp_path: Path) -> None:
+    """The batch is one call on all transitions; when it fails, the error names the steps of
+    that call (the reward is not run again step by step to find the one that failed), and they
+    hold the step at which the step-by-step path (here: the reward in this process) fails."""
     step_by_step = deferred_env(FAILS_WHEN_TILTED, tmp_path, remote=False, defer=False)
     with pytest.raises(RewardError) as expected:
         for _ in range(30):
@@ -111,9 +115,83 @@ def test_a_failing_step_is_named_when_the_rollout_ends(tmp_path: Path) -> None:
     steps(env, 30)
     with pytest.raises(RewardError) as caught:
         env.take_totals()
-    assert caught.value.category == ErrorCategory.RUNTIME_ERROR and "tilted" in caught.value.message
-    assert expected.value.step is not None and expected.value.step > N_ENVS  # mid-rollout
-    assert caught.value.step == expected.value.step
+    error = caught.value
+    assert error.category == ErrorCategory.RUNTIME_ERROR and "tilted" in error.message
+    assert f"the 30 x {N_ENVS} transitions of steps {N_ENVS} to {30 * N_ENVS}" in error.message
+    assert error.step == N_ENVS and error.traceback  # the call's first step and "tilted" in error.traceback
+    assert expected.value.step is not None and N_ENVS < expected.value.step <= 30 * N_ENVS
+    env.close()
+
+
+# Fails on any batch larger than one vectorised step; counts its calls in what it returns.
+FAILS_ON_BATCHES = textwrap.dedent(
+    f"""\
+    import numpy as np
+    calls = [0]
+
+    def compute_reward(state, action, next_state):
+        calls[0] += 1
+        if len(action) > {N_ENVS}:
+            raise MemoryError("a batch of %d" % len(action))
+        value = np.full(len(action), float(calls[0]))
+        return value, {{"calls": value}}
+    """
+)
+
+
+def test_a_reward_that_fails_on_a_batch_fails_with_its_error_and_runs_once(
+    tmp_path: Path,
+) -> None:
+    """Issue 30: the failing batch was retried step by step and, where every step passed, its
+    error swallowed: the candidate trained as `ok`. It now fails with the batch's error, and
+    the failing reward is not run a second time."""
+    env = deferred_env(FAILS_ON_BATCHES, tmp_path)
+    steps(env, 3)
+    with pytest.raises(RewardError) as caught:
+        env.take_totals()
+    error = caught.value
+    assert error.category == ErrorCategory.MEMORY_LIMIT and "a batch of 12" in error.message
+    batch = StateBatch({name: np.zeros(N_ENVS) for name in CARTPOLE.schema.names})
+    reward = env._reward
+    total, _ = reward(batch, np.zeros(N_ENVS, dtype=np.int64), batch, None)
+    assert total.tolist() == [2.0] * N_ENVS  # its second call: the batch was its only other
+    env.close()
+
+
+@pytest.mark.slow
+def test_a_candidate_whose_reward_fails_on_rollout_batches_fails(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """End to end: it trained as `ok` when the batch's error was swallowed (issue 30). The
+    rollout is 128 steps x 8 environments; a CartPole episode (a checkpoint's call) is at most
+    500 steps, and single steps are 8."""
+    job = make_job(CARTPOLE, steps=1024, seed=0)
+    job.eval_episodes, job.n_checkpoints = 2, 2
+    job.hyperparams = {**job.hyperparams, "n_steps": 128}
+    body = "    if len(action) > 600:\n        raise MemoryError('a batch of %d' % len(action))\n"
+    source = reward_module(body + OK_RETURN)
+    outcome = train_reward(CARTPOLE, job, source, tmp_path, sandbox, LIMITS)
+    error = expect(outcome, ErrorCategory.MEMORY_LIMIT)
+    assert "a batch of 1024" in error.message and "steps 8 to 1024" in error.message
+
+
+def test_totals_that_overflow_when_summed_are_a_nonfinite_reward(tmp_path: Path) -> None:
+    """Issue 30: every total finite (1e308), their sum not: a named error, not a traceback."""
+    source = textwrap.dedent(
+        """\
+        import numpy as np
+
+        def compute_reward(state, action, next_state):
+            value = np.full(len(action), 1e308)
+            return value, {"huge": value}
+        """
+    )
+    env = deferred_env(source, tmp_path)
+    steps(env, 3)
+    with pytest.raises(RewardError) as caught:
+        env.take_totals()
+    assert caught.value.category == ErrorCategory.NONFINITE_REWARD
+    assert "overflow" in caught.value.message and caught.value.step == N_ENVS
     env.close()
 
 
@@ -160,9 +238,14 @@ def _totals_frame(values: list[float]) -> bytes:
             ErrorCategory.NONFINITE_REWARD,
             "not finite",
         ),
+        (
+            [_totals_frame([1.0] * 2 * N_ENVS + [1e308] * N_ENVS)],
+            ErrorCategory.NONFINITE_REWARD,
+            "overflow",
+        ),
         ([b"R\x00\x00\x00\x00"], ErrorCategory.SANDBOX_DIED, "undeclared component names"),
     ],
-    ids=["short", "nan", "result-for-a-batch"],
+    ids=["short", "nan", "overflow", "result-for-a-batch"],
 )
 def test_hostile_totals_are_named(
     tmp_path: Path,

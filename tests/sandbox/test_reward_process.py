@@ -151,8 +151,9 @@ import os, sys, struct, json
 fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])
 def send(frame):
     os.write(fd_out, struct.pack('=I', len(frame)) + frame)
+send(b'J' + json.dumps({"op": "confined", "mechanisms": []}).encode())
 os.read(fd_in, 1 << 20)  # the init
-send(b'J' + json.dumps({"op": "ready", "mechanisms": []}).encode())
+send(b'J' + json.dumps({"op": "ready"}).encode())
 os.read(fd_in, 1 << 20)  # the layout and the call
 for frame in REPLIES:
     send(frame)

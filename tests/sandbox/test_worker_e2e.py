@@ -121,7 +121,7 @@ def test_reward_that_raises_mid_training(tmp_path: Path) -> None:
     error = outcome.error
     assert error.category == ErrorCategory.RUNTIME_ERROR, str(error)
     assert "reward blew up after 1500 transitions" in error.message
-    # The rollout whose whole-batch call crossed 1500 is retried row by row: its first row fails.
+    # The rollout whose one call crossed 1500 fails whole: its first step is the error's.
     assert error.step is not None and 1500 - ROLLOUT < error.step <= 1500
     assert (
         error.traceback is not None
