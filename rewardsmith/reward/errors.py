@@ -25,6 +25,7 @@ class ErrorCategory(StrEnum):
     TIMEOUT = "timeout"
     MEMORY_LIMIT = "memory_limit"
     PROCESS_LIMIT = "process_limit"
+    DISK_LIMIT = "disk_limit"  # wrote more than its directory may hold (Limits.disk_mb, disk_files)
     NETWORK_BLOCKED = "network_blocked"
     SANDBOX_DIED = "sandbox_died"
     BAD_WORKER_OUTPUT = "bad_worker_output"  # a sandboxed program's record broke its schema

@@ -42,6 +42,10 @@ BANK_FILE = "bank.npz"
 RESULT_FILE = "score.json"
 CHUNK = 8192  # transitions per reward call: bounded memory, few calls
 SCORE_WALL_S = 120.0
+# What it may write beyond its inputs: it writes one record of at most 16 MB, through a temp file
+# (a training job gets Limits' defaults).
+SCORE_DISK_MB = 64
+SCORE_DISK_FILES = 256
 RESULT_CAP = 16 * 1024 * 1024  # four numbers and every component's sum for each bank episode
 
 
@@ -180,6 +184,16 @@ def bank_episodes(bank_path: Path) -> int:
         return len(data["offsets"]) - 1
 
 
+def score_limits(limits: Limits) -> Limits:
+    """The caller's limits, with the scorer's own wall clock and disk caps where those are less."""
+    return replace(
+        limits,
+        wall_s=min(limits.wall_s, SCORE_WALL_S),
+        disk_mb=min(limits.disk_mb, SCORE_DISK_MB),
+        disk_files=min(limits.disk_files, SCORE_DISK_FILES),
+    )
+
+
 def score_bank(
     reward_source: str,
     work_dir: Path,
@@ -191,9 +205,10 @@ def score_bank(
 ) -> BankScores:
     """Score every bank episode with `reward_source` in `sandbox`.
 
-    `work_dir` (made anew: whatever it held is removed) is the only writable directory; the log
-    goes to `logs/score.log` beside it, out of the sandbox's reach. An exception from `on_poll`
-    (a cancel) kills the program and passes.
+    `work_dir` (made anew: whatever it held is removed) is the only writable directory, removed
+    again once the record is read, whatever the outcome; the log goes to `logs/score.log` beside
+    it, out of the sandbox's reach. An exception from `on_poll` (a cancel) kills the program and
+    passes.
     """
     limits = limits or Limits()
     episodes = bank_episodes(bank_path)
@@ -203,12 +218,13 @@ def score_bank(
         [str(work_dir), repr(float(gamma))],
         workdir=work_dir,
         inputs={REWARD_FILE: reward_source, BANK_FILE: bank_path},
-        limits=replace(limits, wall_s=min(limits.wall_s, SCORE_WALL_S)),
+        limits=score_limits(limits),
         log_path=log_beside(work_dir, "score"),
         read=lambda directory: read_scores(directory, episodes),
         what="scoring the trajectory bank",
         discard_inputs=[BANK_FILE],
         on_poll=on_poll,
+        scratch=True,
     )
     scores: BankScores = job.record if job.error is None else BankScores(ok=False, error=job.error)
     scores.warnings, scores.wall_s = list(job.run.warnings), job.run.wall_s

@@ -39,6 +39,10 @@ N_BATCHES = 3
 MIN_CALLS_PER_S = 50.0
 SPEED_BUDGET_S = 1.0
 SMOKE_WALL_S = 60.0
+# What it may write beyond its inputs: it writes one record of at most 256 KB
+# (a training job gets Limits' defaults).
+SMOKE_DISK_MB = 16
+SMOKE_DISK_FILES = 256
 RESULT_CAP = 256 * 1024  # warnings and at most one error with its traceback
 MAX_WARNINGS = 50
 
@@ -198,6 +202,16 @@ def read_smoke(work_dir: Path) -> SmokeReport:
     return checked(RESULT_FILE, check_smoke, record)
 
 
+def smoke_limits(limits: Limits) -> Limits:
+    """The caller's limits, with the smoke test's own wall clock and disk caps where smaller."""
+    return replace(
+        limits,
+        wall_s=min(limits.wall_s, SMOKE_WALL_S),
+        disk_mb=min(limits.disk_mb, SMOKE_DISK_MB),
+        disk_files=min(limits.disk_files, SMOKE_DISK_FILES),
+    )
+
+
 def smoke_test(
     adapter: Any,
     reward_source: str,
@@ -210,9 +224,10 @@ def smoke_test(
 ) -> SmokeReport:
     """Run the smoke checks on `reward_source` inside `sandbox`.
 
-    `work_dir` (made anew: whatever it held is removed) is the only writable directory; the log
-    goes to `logs/smoke.log` beside it, out of the sandbox's reach. An exception from `on_poll`
-    (a cancel) kills the program and passes.
+    `work_dir` (made anew: whatever it held is removed) is the only writable directory, removed
+    again once the record is read, whatever the outcome; the log goes to `logs/smoke.log` beside
+    it, out of the sandbox's reach. An exception from `on_poll` (a cancel) kills the program and
+    passes.
     """
     limits = limits or Limits()
     job = run_job(
@@ -221,12 +236,13 @@ def smoke_test(
         [str(work_dir), repr(min_calls_per_s)],
         workdir=work_dir,
         inputs={REWARD_FILE: reward_source, STATES_FILE: states_path},
-        limits=replace(limits, wall_s=min(limits.wall_s, SMOKE_WALL_S)),
+        limits=smoke_limits(limits),
         log_path=log_beside(work_dir, "smoke"),
         read=read_smoke,
         what=f"smoke test on {adapter.id}",
         discard_inputs=[STATES_FILE],
         on_poll=on_poll,
+        scratch=True,
     )
     if job.error is not None:
         return SmokeReport(ok=False, error=job.error, warnings=list(job.run.warnings))
