@@ -174,27 +174,49 @@ def print_replay_result(result: ReplayResult) -> None:
         f"({result.rerun})",
         highlight=False,
     )
-    total, bad = len(result.prompts), result.prompt_mismatches
-    if not bad:
-        console.print(f"[green]prompts: all {total} hash the same as the recorded ones[/]")
-    else:
-        console.print(f"[red]prompts: {len(bad)} of {total} differ from the recorded ones[/]")
-        groups: dict[tuple[str | None, str], list[PromptCheck]] = {}
-        for check in bad:  # the K candidates of a round share one prompt: report it once
-            groups.setdefault((check.recorded_hash, check.replayed_hash), []).append(check)
-        for checks in groups.values():
-            keys = ", ".join(c.key for c in checks)
-            console.print(untrusted(f"  {keys}: differs at {checks[0].where}"), highlight=False)
-            for line in checks[0].diff:
-                style = (
-                    "red" if line.startswith("-") else "green" if line.startswith("+") else "dim"
-                )
-                console.print(untrusted(f"    {line}", style))  # prompt text: reward errors
+    _print_prompt_checks(result)
     if result.diverged:
         stopped = Text.assemble(
             ("the rerun stopped early:", "red"), " ", untrusted(result.diverged)
         )
         console.print(stopped, highlight=False)
+    console.print(_candidates_table(result))
+    pairs = (
+        (
+            "final evaluation, source -> rerun",
+            {k: (fmt(a), fmt(b)) for k, (a, b) in result.evaluation.items()},
+        ),
+        (
+            "versions that differ, source -> rerun",
+            {k: (a or "-", b or "-") for k, (a, b) in result.versions.items()},
+        ),
+    )
+    for title, changes in pairs:
+        if changes:
+            line = ", ".join(f"{name} {a} -> {b}" for name, (a, b) in changes.items())
+            console.print(f"{title}: {line}", highlight=False)
+    console.print(_verdict(result))
+
+
+def _print_prompt_checks(result: ReplayResult) -> None:
+    """All prompts the same, or each differing one (once per round) with its diff."""
+    total, bad = len(result.prompts), result.prompt_mismatches
+    if not bad:
+        console.print(f"[green]prompts: all {total} hash the same as the recorded ones[/]")
+        return
+    console.print(f"[red]prompts: {len(bad)} of {total} differ from the recorded ones[/]")
+    groups: dict[tuple[str | None, str], list[PromptCheck]] = {}
+    for check in bad:  # the K candidates of a round share one prompt: report it once
+        groups.setdefault((check.recorded_hash, check.replayed_hash), []).append(check)
+    for checks in groups.values():
+        keys = ", ".join(c.key for c in checks)
+        console.print(untrusted(f"  {keys}: differs at {checks[0].where}"), highlight=False)
+        for line in checks[0].diff:
+            style = "red" if line.startswith("-") else "green" if line.startswith("+") else "dim"
+            console.print(untrusted(f"    {line}", style))  # prompt text: reward errors
+
+
+def _candidates_table(result: ReplayResult) -> Table:
     table = Table(title="Candidates: source run -> rerun", title_justify="left")
     for column in ("candidate", "source", "rerun", "fitness (source)", "fitness (rerun)", "same"):
         table.add_column(column, justify="right" if "fitness" in column else "left")
@@ -207,32 +229,18 @@ def print_replay_result(result: ReplayResult) -> None:
             fmt(c.new_fitness),
             Text("yes", style="green") if c.same else Text("no", style="red"),
         )
-    console.print(table)
-    if result.evaluation:
-        console.print(
-            "final evaluation, source -> rerun: "
-            + ", ".join(
-                f"{name} {fmt(a)} -> {fmt(b)}" for name, (a, b) in result.evaluation.items()
-            ),
-            highlight=False,
-        )
-    if result.versions:
-        console.print(
-            "versions that differ, source -> rerun: "
-            + ", ".join(
-                f"{name} {a or '-'} -> {b or '-'}" for name, (a, b) in result.versions.items()
-            ),
-            highlight=False,
-        )
+    return table
+
+
+def _verdict(result: ReplayResult) -> str:
     if result.reproduced:
-        console.print("[bold green]reproduced:[/] same prompts, same fates, same fitnesses")
-    elif result.prompts_reproduced:
-        console.print(
+        return "[bold green]reproduced:[/] same prompts, same fates, same fitnesses"
+    if result.prompts_reproduced:
+        return (
             "[bold yellow]prompts reproduced; fitnesses differ[/] (RL training is deterministic "
             "for a seed only on the same machine and library versions)"
         )
-    else:
-        console.print(
-            "[bold red]not reproduced:[/] the prompts differ (see above): a template, the task "
-            "description or the loop's feedback changed since the run was recorded"
-        )
+    return (
+        "[bold red]not reproduced:[/] the prompts differ (see above): a template, the task "
+        "description or the loop's feedback changed since the run was recorded"
+    )

@@ -354,78 +354,56 @@ class ProcessSandbox:
             else None
         )
         try:
-            cmd, warnings = self.command(
-                module,
-                args,
-                writable,
-                readable,
-                shared_memory=cgroup is not None and cgroup.has_memory,
-            )
-        except BaseException:
+            return self._run_in(cgroup, module, args, writable, readable, limits, on_poll)
+        finally:
             if cgroup is not None:
                 cgroup.remove()
-            raise
+
+    def _run_in(
+        self,
+        cgroup: RunCgroup | None,
+        module: str,
+        args: list[str],
+        writable: list[Path],
+        readable: list[Path],
+        limits: Limits,
+        on_poll: Callable[[], None] | None,
+    ) -> SandboxRun:
+        """`run` inside its cgroup (None where none can be made)."""
+        memory_cgroup = cgroup is not None and cgroup.has_memory
+        cmd, warnings = self.command(module, args, writable, readable, shared_memory=memory_cgroup)
         if self.runs_as_nobody([*writable, *readable]):
             for path in writable:
                 os.chown(path, NOBODY, NOBODY)
                 os.chmod(path, 0o755)  # entered before the uid change, without capabilities
-        non_root = not self.root or self.runs_as_nobody([*writable, *readable])
         # With a cgroup the per-run cap is exact; RLIMIT_NPROC (per uid, shared by all workers of
-        # that uid) is then only a generous backstop.
+        # that uid) is then only a generous backstop. As root without one, a watchdog counts.
         nproc = limits.processes * 4 if cgroup is not None else limits.processes
-        watchdog = cgroup is None and not non_root
+        watchdog = cgroup is None and self.root and not self.runs_as_nobody()
         if watchdog:
             warnings.append(
                 "no cgroup and the worker runs as root: "
                 "processes are capped by a polling watchdog only"
             )
         start = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                env=worker_environment(writable[0]),
-                cwd=writable[0],
-                start_new_session=True,
-                preexec_fn=_preexec(limits, nproc, cgroup),
-            )
-        except BaseException:
-            if cgroup is not None:
-                cgroup.remove()
-            raise
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=worker_environment(writable[0]),
+            cwd=writable[0],
+            start_new_session=True,
+            preexec_fn=_preexec(limits, nproc, cgroup),
+        )
         reader = CappedReader(pipe_chunks(proc.stdout), limits.output_bytes)
         reader.start()
-        timed_out, limit_hit, refused_at = False, None, None
         try:
-            while True:
-                try:
-                    proc.wait(timeout=0.25)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                if on_poll is not None:
-                    on_poll()
-                now = time.monotonic()
-                if now - start > limits.wall_s:
-                    timed_out = True
-                    break
-                if watchdog and count_tasks(proc.pid) > limits.processes:
-                    limit_hit = "processes"
-                    break
-                if cgroup is not None and cgroup.process_limit_hit():
-                    refused_at = refused_at or now
-                    if now - refused_at > PROCESS_LIMIT_GRACE_S:
-                        break  # a fork bomb that swallows its errors: end it
+            timed_out, limit_hit = _watch(proc, start, limits, on_poll, cgroup, watchdog)
         finally:
             _kill_group(proc)
-            if cgroup is not None:
-                if cgroup.process_limit_hit():
-                    limit_hit = "processes"
-                elif cgroup.memory_limit_hit():
-                    limit_hit = "memory"
-                cgroup.remove()
+        if cgroup is not None:
+            limit_hit = cgroup_limit_hit(cgroup) or limit_hit
         reader.join(timeout=5)
         output = reader.output
         return SandboxRun(
@@ -439,6 +417,44 @@ class ProcessSandbox:
             limit_hit=limit_hit,
             mechanisms=self.mechanisms() + _memory_mechanism(cgroup, self.unconfined),
         )
+
+
+def _watch(
+    proc: subprocess.Popen[bytes],
+    start: float,
+    limits: Limits,
+    on_poll: Callable[[], None] | None,
+    cgroup: RunCgroup | None,
+    watchdog: bool,
+) -> tuple[bool, str | None]:
+    """Poll until the worker exits, its time is up, or a process cap ends it: (timed out, limit).
+
+    An exception from `on_poll` (a cancel) passes to the caller, which kills the worker."""
+    refused_at = None
+    while True:
+        try:
+            proc.wait(timeout=0.25)
+            return False, None
+        except subprocess.TimeoutExpired:
+            pass
+        if on_poll is not None:
+            on_poll()
+        now = time.monotonic()
+        if now - start > limits.wall_s:
+            return True, None
+        if watchdog and count_tasks(proc.pid) > limits.processes:
+            return False, "processes"
+        if cgroup is not None and cgroup.process_limit_hit():
+            refused_at = refused_at or now
+            if now - refused_at > PROCESS_LIMIT_GRACE_S:
+                return False, None  # a fork bomb that swallows its errors: end it
+
+
+def cgroup_limit_hit(cgroup: RunCgroup) -> str | None:
+    """Which cap of the run's cgroup ended it, if one did: "processes" or "memory"."""
+    if cgroup.process_limit_hit():
+        return "processes"
+    return "memory" if cgroup.memory_limit_hit() else None
 
 
 def _memory_mechanism(cgroup: RunCgroup | None, unconfined: bool) -> list[str]:

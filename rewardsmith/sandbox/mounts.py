@@ -85,11 +85,7 @@ def hide(hidden: Sequence[Path], keep: Sequence[tuple[Path, bool]]) -> list[Path
     directories actually hidden (those that exist and hold nothing the worker needs whole).
     """
     wanted = [(Path(p), w) for p, w in keep if os.path.exists(p)]
-    covers = [
-        h
-        for h in _outermost(Path(h) for h in hidden)
-        if h.is_dir() and not h.is_symlink() and not any(h.is_relative_to(p) for p, _ in wanted)
-    ]
+    covers = _covers(hidden, [p for p, _ in wanted])
     inside = sorted(
         ((p, w) for p, w in wanted if any(p.is_relative_to(h) and p != h for h in covers)),
         key=lambda pw: len(pw[0].parts),
@@ -98,21 +94,36 @@ def hide(hidden: Sequence[Path], keep: Sequence[tuple[Path, bool]]) -> list[Path
     try:
         for cover in covers:
             _mount("tmpfs", cover, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
-        bound: list[tuple[Path, bool]] = []
-        for path, writable in inside:
-            if any(path.is_relative_to(b) and w == writable for b, w in bound):
-                continue  # already visible, with these rights, through an outer bind
-            _mount_point(path, pins[path], [b for b, _ in bound])
-            _mount(f"/proc/self/fd/{pins[path]}", path, None, MS_BIND | MS_REC)
-            if not writable:
-                _read_only(path)
-            bound.append((path, writable))
+        _bind_back(inside, pins)
         for cover in covers:
             _read_only(cover)
     finally:
         for fd in pins.values():
             os.close(fd)
     return covers
+
+
+def _covers(hidden: Sequence[Path], wanted: Sequence[Path]) -> list[Path]:
+    """The outermost real directories of `hidden` that lie inside no path the worker needs whole."""
+    return [
+        h
+        for h in _outermost(Path(h) for h in hidden)
+        if h.is_dir() and not h.is_symlink() and not any(h.is_relative_to(p) for p in wanted)
+    ]
+
+
+def _bind_back(inside: Sequence[tuple[Path, bool]], pins: dict[Path, int]) -> None:
+    """Bind each kept path (parents first) to its place under the covers, read-only unless
+    writable; one already visible with the same rights through an outer bind is skipped."""
+    bound: list[tuple[Path, bool]] = []
+    for path, writable in inside:
+        if any(path.is_relative_to(b) and w == writable for b, w in bound):
+            continue
+        _mount_point(path, pins[path], [b for b, _ in bound])
+        _mount(f"/proc/self/fd/{pins[path]}", path, None, MS_BIND | MS_REC)
+        if not writable:
+            _read_only(path)
+        bound.append((path, writable))
 
 
 def _mount_point(path: Path, pin: int, bound: list[Path]) -> None:
