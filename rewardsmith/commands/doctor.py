@@ -61,6 +61,8 @@ def doctor(
                 f"built [bold]{IMAGE}[/] ({image_id[:19]}) with docker import; no registry used"
             )
     statuses = [process_status(), docker_backend_status()]
+    if statuses[1].usable:
+        statuses[1].layers = {"in force": _docker_in_force(live), **statuses[1].layers}
     sandboxes = {"process": ProcessSandbox, "docker": DockerSandbox}
     if live:
         for status in statuses:
@@ -108,6 +110,18 @@ def doctor(
             f"{cluster['gpus']:g} GPUs ({', '.join(cluster['addresses'])})"
         )
         console.print(plain(line), markup=False, highlight=False)
+
+
+def _docker_in_force(live: bool) -> str:
+    """What confines a program in a container here: the launcher's seccomp filter, and Landlock
+    where the engine lets a container use it (a container finds out: only with the live check)."""
+    from rewardsmith.sandbox.docker_backend import DockerSandbox
+
+    sandbox = DockerSandbox()
+    if live:
+        return ", ".join(sandbox.mechanisms())
+    in_force = ", ".join(sandbox.mechanisms(landlock=0))
+    return f"{in_force}; Landlock where the container can use it (the live check finds out)"
 
 
 def _cluster_status(address: str | None) -> dict[str, Any]:

@@ -9,6 +9,12 @@ orchestrator is root, the uid `nobody`. A wall-clock timeout kills and removes t
 Output is read from the attach stream with a cap; the log driver is `none`, so a flood fills
 neither memory nor the engine's disk.
 
+Inside, every program (worker, evaluator, smoke test, bank scoring, probe) starts through the
+confine launcher, as on the process backend: the project's seccomp filter, which Docker's default
+profile is not (that one allows io_uring, ptrace and network sockets), and Landlock where the
+container can use it (`DockerSandbox.landlock`). The launcher fails closed: a program it cannot
+confine never runs (exit 126), and the run says so.
+
 Every container is labelled with its run id and its orchestrator (`docker/hygiene.py`), is
 removed on every way out of `run` (it has a name before it exists, so even a create whose reply
 was lost is found), and is in a process-wide registry: `stop_live_containers` kills them all when
@@ -29,6 +35,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.sandbox.confine import EXIT_NOT_CONFINED
 from rewardsmith.sandbox.docker import hygiene
 from rewardsmith.sandbox.docker.image import (
     IMAGE,
@@ -37,6 +44,7 @@ from rewardsmith.sandbox.docker.image import (
     LABEL_KIND,
     LABEL_MODE,
     LABEL_VERSION,
+    SELF_CONTAINED_PYTHON,
 )
 from rewardsmith.sandbox.executor import (
     NOBODY,
@@ -49,7 +57,16 @@ from rewardsmith.sandbox.executor import (
     rlimits,
     worker_environment,
 )
-from rewardsmith.sandbox.gpu import docker_device_requests
+from rewardsmith.sandbox.gpu import docker_device_requests, gpu_device_files
+from rewardsmith.sandbox.process_isolation import (
+    DEVICES,
+    DEVICES_WRITABLE,
+    ETC_FILES,
+    LAUNCHER,
+    SYS_READABLE,
+    SYSTEM_DIRS,
+    listable_paths,
+)
 
 _ULIMITS = {
     resource.RLIMIT_NOFILE: "nofile",
@@ -60,6 +77,10 @@ _ULIMITS = {
 BUILD_HINT = "build it with `rewardsmith doctor --build-image` (no registry needed)"
 LIVE = hygiene.LiveContainers()
 """The containers this process has created and not yet removed."""
+LANDLOCK_PROBE = "from rewardsmith.sandbox.landlock import landlock_abi; print(landlock_abi())"
+_LANDLOCK: dict[str, int] = {}  # image id -> the Landlock ABI its containers can use
+_LANDLOCK_LOCK = threading.Lock()
+NOT_CONFINED = "rewardsmith confine: not confined"  # how the launcher's refusal begins
 
 
 def cgroup_memory_mb(limits: Limits) -> int:
@@ -145,6 +166,48 @@ def _attach(client: Any, container_id: str) -> Iterator[bytes]:
     return stream
 
 
+def launcher_command(
+    python: str, program: list[str], writable: list[Path], readable: list[Path], host: bool
+) -> list[str]:
+    """`program` behind the confine launcher, in the process backend's argument shape.
+
+    Readable: the system directories, the few /etc files, the devices, the CPU topology, /proc
+    (the container's own PID namespace), the readable dirs and, where the host's are mounted
+    (`host`), the interpreter and package (and, listable only, a `.pth` entry holding it).
+    Writable: the writable dirs, /tmp, /dev/null and the GPU's device files. No --uid (the
+    container already runs as nobody without capabilities), no --hide (its root holds nothing of
+    the host), no --no-shared-memory (the container's memory cgroup counts shared memory) and no
+    --require-landlock (not every engine lets a container use Landlock): the launcher applies
+    Landlock where it can, seccomp always, or exits without running `program`.
+    """
+    system = map(Path, (*SYSTEM_DIRS, *ETC_FILES, *DEVICES, *SYS_READABLE, "/proc"))
+    grants = {
+        "--read": [*(interpreter_paths() if host else []), *readable, *system],
+        "--list": listable_paths() if host else [],
+        "--write": [*writable, Path("/tmp"), *map(Path, DEVICES_WRITABLE), *gpu_device_files()],
+    }
+    command = [python, "-m", LAUNCHER]
+    for flag, paths in grants.items():
+        for path in paths:
+            command += [flag, str(path)]
+    return [*command, "--", *program]
+
+
+def _refusal(run: SandboxRun) -> str | None:
+    """The launcher's reason where it refused to start the program (it could not confine it)."""
+    if run.returncode != EXIT_NOT_CONFINED:
+        return None
+    for line in run.output.splitlines():
+        if line.startswith(NOT_CONFINED):
+            return line
+    return None
+
+
+def _python(labels: dict[str, str]) -> str:
+    """The interpreter inside the container, by absolute path (the launcher execs, not a shell)."""
+    return sys.executable if labels.get(LABEL_MODE) == "host-mounts" else SELF_CONTAINED_PYTHON
+
+
 class DockerSandbox:
     """Runs worker modules in containers of the worker image; same interface as ProcessSandbox."""
 
@@ -153,6 +216,48 @@ class DockerSandbox:
     def __init__(self, image: str = IMAGE, run_id: str | None = None) -> None:
         self.image = image
         self.run_id = run_id  # labels its containers, so a sweep can tell whose they are
+
+    def landlock(self, client: Any = None, image: Any = None) -> int:
+        """The Landlock ABI the launcher applies in this image's containers; 0 for none.
+
+        The engine decides, not only the kernel: an engine whose seccomp profile lacks the
+        Landlock calls refuses them. Probed once per image, in a container like the runs'.
+        """
+        client = client or _client()
+        image = image or client.images.get(self.image)
+        with _LANDLOCK_LOCK:
+            if image.id not in _LANDLOCK:
+                found = self._probe_landlock(client, image.labels or {})
+                if found is None:
+                    return 0  # the probe failed: claim nothing, and ask again next time
+                _LANDLOCK[image.id] = found
+            return _LANDLOCK[image.id]
+
+    def _probe_landlock(self, client: Any, labels: dict[str, str]) -> int | None:
+        """Start `landlock_abi()` in a container of the image; None where that failed."""
+        import tempfile
+
+        python = _python(labels)
+        limits = Limits(wall_s=60, memory_mb=512)
+        with tempfile.TemporaryDirectory(prefix="rewardsmith-landlock-") as tmp:
+            home = Path(tmp)
+            run = self._container(client, labels, [python, "-c", LANDLOCK_PROBE], [home], limits)
+        lines = run.output.split()
+        if run.returncode != 0 or not lines or not lines[-1].isdigit():
+            return None
+        return int(lines[-1])
+
+    def mechanisms(self, landlock: int | None = None) -> list[str]:
+        """What confines a program here, e.g. ["docker", "landlock v7", "seccomp", ...]."""
+        abi = self.landlock() if landlock is None else landlock
+        found = ["docker", *([f"landlock v{abi}"] if abi else []), "seccomp"]
+        return [*found, *self._outer()]
+
+    @staticmethod
+    def _outer() -> list[str]:
+        """What the container gives whatever the launcher does: the uid, the network."""
+        uid = "uid nobody" if os.geteuid() == 0 else "this user without capabilities"
+        return [uid, "network namespace"]
 
     def _mounts(
         self, labels: dict[str, str], writable: list[Path], readable: list[Path]
@@ -213,14 +318,40 @@ class DockerSandbox:
         on_poll: Callable[[], None] | None = None,
         readable: list[Path] | None = None,
     ) -> SandboxRun:
-        """`Sandbox.run` in a fresh container, removed afterwards whatever happens.
+        """`Sandbox.run` in a fresh container, through the confine launcher, removed afterwards
+        whatever happens.
 
         Raises KeyboardInterrupt where `stop_live_containers` killed it: the orchestrator is
         stopping, and the run is no result of the reward's.
         """
         client = _client()
-        labels = client.images.get(self.image).labels or {}
-        python = sys.executable if labels.get(LABEL_MODE) == "host-mounts" else "python"
+        image = client.images.get(self.image)
+        abi = self.landlock(client, image)  # a container of its own, once per image
+        labels = image.labels or {}
+        python, readable = _python(labels), readable or []
+        host = labels.get(LABEL_MODE) == "host-mounts"
+        program = [python, "-m", module, *args]
+        command = launcher_command(python, program, writable, readable, host)
+        run = self._container(client, labels, command, writable, limits, on_poll, readable)
+        refused = _refusal(run)
+        if refused is None:
+            run.mechanisms = self.mechanisms(abi)
+        else:  # the program never started
+            run.mechanisms = ["docker", *self._outer()]
+            run.warnings.append(f"{refused} (the program did not run)")
+        return run
+
+    def _container(
+        self,
+        client: Any,
+        labels: dict[str, str],
+        command: list[str],
+        writable: list[Path],
+        limits: Limits,
+        on_poll: Callable[[], None] | None = None,
+        readable: list[Path] | None = None,
+    ) -> SandboxRun:
+        """Run `command` in a fresh container (labelled, limited, removed whatever happens)."""
         if os.geteuid() == 0:
             user = f"{NOBODY}:{NOBODY}"
             for path in writable:
@@ -236,7 +367,7 @@ class DockerSandbox:
         try:
             cid = client.api.create_container(
                 self.image,
-                command=[python, "-m", module, *args],
+                command=command,
                 user=user,
                 environment=worker_environment(writable[0]),
                 working_dir=str(writable[0]),

@@ -28,6 +28,9 @@ LABEL_MODE = "rewardsmith.mode"  # "host-mounts" (this module) or "self-containe
 LABEL_HOST_DIRS = "rewardsmith.host-dirs"  # top-level host directories to bind read-only
 LABEL_VERSION = "rewardsmith.image-version"
 IMAGE_VERSION = "2"  # bump when the backend needs something new of the image; older ones rebuild
+# The self-contained image's interpreter (Dockerfile: python:3.11-slim), by absolute path: the
+# confine launcher execs it directly, without a shell to search PATH.
+SELF_CONTAINED_PYTHON = "/usr/local/bin/python"
 TOP_LEVEL = ("bin", "lib", "lib32", "lib64", "libx32")
 # `sbin` stays a real directory: Docker mounts its init (`--init`) at /sbin/docker-init.
 EMPTY_DIRS = (
