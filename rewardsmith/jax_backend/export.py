@@ -21,13 +21,13 @@ import jax.numpy as jnp
 from jax import export as jax_export
 
 from rewardsmith.jax_backend.contract import JaxStateBatch, incompatible
+from rewardsmith.reward.check import MAX_COMPONENT_NAME, MAX_COMPONENTS
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.loader import RewardFn
 
 PLATFORMS = ("cpu", "cuda")
 EXPORT_CAP = 16 * 1024 * 1024
-MAX_COMPONENTS = 256
-MAX_NAME = 200
+MAX_NAME = MAX_COMPONENT_NAME  # component names, and other short names in a record
 ALLOWED_CUSTOM_CALLS = frozenset({"shape_assertion"})  # jax.export's own check of the batch size
 _CUSTOM_CALL = re.compile(r"custom_call\s*@([\w.$-]+)|call_target_name\s*=\s*\"([^\"]*)\"")
 _HOST_OPS = re.compile(r"\b(stablehlo|mhlo)\.(send|recv|infeed|outfeed)\b")

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.envs.schema import StateBatch
-from rewardsmith.reward.check import check_output, well_formed
+from rewardsmith.reward.check import check_component_names, check_output, well_formed
 from rewardsmith.reward.describe import describe, message, user_traceback
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 
@@ -83,8 +83,12 @@ def call_reward_batches(
     except BaseException as exc:  # whatever the reward raised, KeyboardInterrupt and SystemExit too
         raise reward_error(exc, step, filename) from None
     try:
-        return well_formed(result, len(action)) or check_output(result, len(action), step)
+        total, components = well_formed(result, len(action)) or check_output(
+            result, len(action), step
+        )
     except BaseException as exc:  # the result's own methods (a hostile tuple or dict) can raise
         if type(exc) is RewardError:
             raise
         raise reward_error(exc, step, filename) from None
+    check_component_names(list(components), step)
+    return total, components

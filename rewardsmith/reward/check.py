@@ -51,6 +51,31 @@ def _as_batch(value: Any, n: int, what: str, step: int | None) -> np.ndarray:
 _FLOAT64 = np.dtype(np.float64)
 
 
+# What a component dict may hold: the wire to the learner, the records and the JAX export carry
+# at most this many names of at most this many characters.
+MAX_COMPONENTS = 256
+MAX_COMPONENT_NAME = 200
+
+
+def check_component_names(names: list[str], step: int | None) -> None:
+    """Too many components, or an empty or over-long name, is the reward's contract error (named
+    as a bad component dict is), caught in the smoke test before any training; the learner still
+    checks the same limits on what the reward process sends, which may lie."""
+    long = next((name for name in names if len(name) > MAX_COMPONENT_NAME), None)
+    if len(names) > MAX_COMPONENTS:
+        problem = f"compute_reward returned {len(names)} components; at most {MAX_COMPONENTS}"
+    elif not all(names):
+        problem = f"a component name is empty; names of 1 to {MAX_COMPONENT_NAME} characters"
+    elif long is not None:
+        problem = (
+            f"component name {long[:40]!r}... has {len(long)} characters; "
+            f"at most {MAX_COMPONENT_NAME}"
+        )
+    else:
+        return
+    raise RewardError(ErrorCategory.RETURN_TYPE_ERROR, f"{problem} are allowed", step=step)
+
+
 def well_formed(result: Any, n: int) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
     """`result` itself when it plainly meets the contract, else None (then `check_output` decides).
 

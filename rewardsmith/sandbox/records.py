@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from rewardsmith.reward.check import MAX_COMPONENT_NAME, MAX_COMPONENTS
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
 from rewardsmith.sandbox.worker_files import (
@@ -38,8 +39,7 @@ TRAJECTORIES_EXPANDED_CAP = 128 * MB
 TRAINING_STATE_CAP = 256 * MB  # per file; a humanoid policy with its optimiser is ~1 MB
 MAX_CHECKPOINTS = 1000
 MAX_EPISODES = 10_000
-MAX_COMPONENTS = 256
-MAX_NAME = 200
+MAX_NAME = MAX_COMPONENT_NAME  # component names, and other short names in a record
 MAX_STEPS = 10**12
 
 

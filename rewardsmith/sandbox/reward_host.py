@@ -159,16 +159,11 @@ class LoadedReward:
         components the wire cannot carry are the reward's contract error."""
         from rewardsmith.envs.schema import StateBatch
         from rewardsmith.reward.call import call_reward_batches
-        from rewardsmith.sandbox.reward_wire import check_component_names
 
         state_arrays, action, next_arrays = sent
         state = StateBatch.from_source(self.names, SentFields(state_arrays, missing, index))
         next_state = StateBatch.from_source(self.names, SentFields(next_arrays, missing, index))
-        total, components = call_reward_batches(
-            self.reward_fn, state, action, next_state, step, self.filename
-        )
-        check_component_names(list(components), step)
-        return total, components
+        return call_reward_batches(self.reward_fn, state, action, next_state, step, self.filename)
 
     def totals(self, batch: wire.Calls, missing: set[str]) -> np.ndarray:
         """A batch's totals `[T, N]`, from one call on all T x N transitions.

@@ -34,11 +34,12 @@ from typing import Any
 
 import numpy as np
 
+from rewardsmith.reward.check import MAX_COMPONENT_NAME, MAX_COMPONENTS
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 
 HEADER_CAP = 64 * 1024
-MAX_COMPONENTS = 256
-NAME_CAP = 200
+# What the wire carries: the contract's own limits on component names (`reward/check.py`).
+NAME_CAP = MAX_COMPONENT_NAME
 MESSAGE_CAP = 4_000
 TRACEBACK_CAP = 20_000
 INIT_CAP = 16 * 1024 * 1024  # the reward's source rides in the init message
@@ -148,23 +149,6 @@ def error_from_wire(data: Any) -> RewardError:
         line=_integer(data.get("line"), "the error line"),
         column=_integer(data.get("column"), "the error column"),
     )
-
-
-def check_component_names(names: list[str], step: int | None) -> None:
-    """The reward process's check before it sends a result: a component dict the wire cannot
-    carry is the reward's own contract error (named as the checker names a bad component dict),
-    not a protocol break. The learner still checks the same limits (`_names`): this process may
-    lie."""
-    long = next((name for name in names if len(name) > NAME_CAP), None)
-    if len(names) > MAX_COMPONENTS:
-        problem = f"compute_reward returned {len(names)} components; at most {MAX_COMPONENTS}"
-    elif not all(names):
-        problem = f"a component name is empty; names of 1 to {NAME_CAP} characters"
-    elif long is not None:
-        problem = f"component name {long[:40]!r}... has {len(long)} characters; at most {NAME_CAP}"
-    else:
-        return
-    raise RewardError(ErrorCategory.RETURN_TYPE_ERROR, f"{problem} are allowed", step=step)
 
 
 def _names(value: Any, allowed: list[str] | None, what: str) -> list[str]:

@@ -219,3 +219,29 @@ def test_training_wrapper_accepts_what_check_output_accepts(tmp_path: Path) -> N
         for _ in range(4):
             _obs, rewards, _dones, _infos = env.step(np.zeros(3, dtype=np.int64))
             assert rewards.tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("names", "said"),
+    [
+        ([f"c{i}" for i in range(257)], "257 components; at most 256"),
+        (["x" * 201], "201 characters; at most 200"),
+        ([""], "a component name is empty"),
+    ],
+    ids=["257-components", "long-name", "empty-name"],
+)
+def test_components_the_wire_cannot_carry_fail_every_checked_call(
+    names: list[str], said: str
+) -> None:
+    """The contract's own check, so the smoke test (the same call) refuses them before any
+    training, not only the reward process during it."""
+    from rewardsmith.reward.call import call_reward
+
+    def many(state: Any, action: Any, next_state: Any) -> Any:
+        one = np.ones(len(action))
+        return one, {name: one for name in names}
+
+    with pytest.raises(RewardError) as info:
+        call_reward(many, {"x": np.zeros(4)}, np.zeros(4), {"x": np.zeros(4)}, 3, "r.py")
+    assert info.value.category == ErrorCategory.RETURN_TYPE_ERROR
+    assert said in info.value.message and info.value.step == 3
