@@ -215,19 +215,27 @@ class Transitions(Protocol):
 
 
 def _checked_totals(totals: np.ndarray, steps: Sequence[int]) -> np.ndarray:
-    """Every total finite, and their sum too (the reward process may lie; training sums them
-    into returns); else the error names the first step where the running sum stops being
-    finite: a non-finite total there, or totals so large that adding them overflows."""
-    if math.isfinite(np.add.reduce(totals, axis=None)):
+    """Every total finite in float32, what training uses (a larger one becomes inf there; below
+    it no sum of them can overflow); the reward process may lie about having checked. Else the
+    error names the first step that holds a bad total."""
+    if math.isfinite(np.add.reduce(totals, axis=None)) and not _past_float32(totals):
         return totals
-    running = np.cumsum(totals, axis=None)  # step by step, as the rows come
-    past = np.flatnonzero(~np.isfinite(running))
-    first = int(past[0] if past.size else running.size - 1) // totals.shape[1]
+    bad = np.flatnonzero(~(np.abs(totals.reshape(-1)) <= FLOAT32_MAX))  # NaN compares false
+    first = int(bad[0]) // totals.shape[1]
     if not np.isfinite(totals[first]).all():
         message = "the total reward is not finite"
     else:
-        message = "the total reward overflows: summed over the steps it is not finite"
+        message = (
+            f"the total reward is beyond float32's range ({FLOAT32_MAX:.3g}), which training uses"
+        )
     raise RewardError(ErrorCategory.NONFINITE_REWARD, message, step=steps[first])
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _past_float32(values: np.ndarray) -> bool:
+    return values.size > 0 and float(np.max(np.abs(values))) > FLOAT32_MAX
 
 
 def _plain(values: np.ndarray) -> np.ndarray:
@@ -238,11 +246,17 @@ def _checked(
     total: np.ndarray, components: dict[str, np.ndarray], step: int | None
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The learner's own check of a reply: the reward process may lie about having checked it."""
-    if math.isfinite(np.add.reduce(total) + sum(np.add.reduce(v) for v in components.values())):
+    finite = math.isfinite(
+        np.add.reduce(total) + sum(np.add.reduce(v) for v in components.values())
+    )
+    if finite and not _past_float32(total):
         return total, components  # a sum is finite only if every value is: one cheap check
-    if not np.isfinite(total).all():
+    if not np.isfinite(total).all() or _past_float32(total):
         raise RewardError(
-            ErrorCategory.NONFINITE_REWARD, "the total reward is not finite", step=step
+            ErrorCategory.NONFINITE_REWARD,
+            f"the total reward is not finite in float32 (beyond {FLOAT32_MAX:.3g}), which "
+            "training uses",
+            step=step,
         )
     for name, values in components.items():
         if not np.isfinite(values).all():

@@ -176,14 +176,15 @@ def test_a_candidate_whose_reward_fails_on_rollout_batches_fails(
     assert "a batch of 1024" in error.message and "steps 8 to 1024" in error.message
 
 
-def test_totals_that_overflow_when_summed_are_a_nonfinite_reward(tmp_path: Path) -> None:
-    """Issue 30: every total finite (1e308), their sum not: a named error, not a traceback."""
+def test_totals_beyond_float32_are_a_nonfinite_reward(tmp_path: Path) -> None:
+    """Issue 30: every total finite in float64 (1e39, or 1e308 whose sum overflows), but not in
+    float32, which training uses: a named error, not a traceback or a silent inf."""
     source = textwrap.dedent(
         """\
         import numpy as np
 
         def compute_reward(state, action, next_state):
-            value = np.full(len(action), 1e308)
+            value = np.full(len(action), 1e39)
             return value, {"huge": value}
         """
     )
@@ -192,7 +193,7 @@ def test_totals_that_overflow_when_summed_are_a_nonfinite_reward(tmp_path: Path)
     with pytest.raises(RewardError) as caught:
         env.take_totals()
     assert caught.value.category == ErrorCategory.NONFINITE_REWARD
-    assert "overflow" in caught.value.message and caught.value.step == N_ENVS
+    assert "beyond float32" in caught.value.message and caught.value.step == N_ENVS
     env.close()
 
 
@@ -242,7 +243,7 @@ def _totals_frame(values: list[float]) -> bytes:
         (
             [_totals_frame([1.0] * 2 * N_ENVS + [1e308] * N_ENVS)],
             ErrorCategory.NONFINITE_REWARD,
-            "overflow",
+            "beyond float32",
         ),
         ([b"R\x00\x00\x00\x00"], ErrorCategory.SANDBOX_DIED, "undeclared component names"),
     ],
