@@ -37,6 +37,7 @@ RESULT_CAP = 256 * 1024
 MAX_ROWS = 512
 RTOL, ATOL = 1e-4, 1e-4
 TRACE_WALL_S = 300.0
+TRACE_DISK_MB, TRACE_DISK_FILES = 64, 256  # the export is capped at 16 MB, the record at 256 KB
 MODULE = "rewardsmith.jax_backend.trace"
 
 
@@ -187,9 +188,10 @@ def trace_reward(
     log_path: Path | None = None,
 ) -> TraceReport:
     """Trace and export `reward_source` in the sandbox; never runs reward code here."""
-    from dataclasses import replace
 
-    limits = replace(limits or Limits(), wall_s=min((limits or Limits()).wall_s, TRACE_WALL_S))
+    limits = (limits or Limits()).within(
+        wall_s=TRACE_WALL_S, disk_mb=TRACE_DISK_MB, disk_files=TRACE_DISK_FILES
+    )
     traced = run_job(
         sandbox,
         MODULE,
@@ -201,6 +203,7 @@ def trace_reward(
         read=read_trace,
         what=f"tracing the reward for jax on {task_id}",
         discard_inputs=[STATES_FILE],
+        scratch=True,  # the export's bytes are read back: nothing here is needed afterwards
     )
     if traced.error is not None:
         return TraceReport(False, traced.error)

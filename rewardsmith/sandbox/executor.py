@@ -37,7 +37,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from typing_extensions import override
@@ -82,6 +82,15 @@ class Limits:
     # every backend). A CartPole or HalfCheetah training job writes 0.2-2.3 MB in ~20 entries.
     disk_mb: int = 1024
     disk_files: int = 10_000
+
+    def within(self, *, wall_s: float, disk_mb: int, disk_files: int) -> Limits:
+        """These limits, with a check program's own wall clock and disk caps where smaller."""
+        return replace(
+            self,
+            wall_s=min(self.wall_s, wall_s),
+            disk_mb=min(self.disk_mb, disk_mb),
+            disk_files=min(self.disk_files, disk_files),
+        )
 
 
 @dataclass

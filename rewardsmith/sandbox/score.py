@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -184,16 +184,6 @@ def bank_episodes(bank_path: Path) -> int:
         return len(data["offsets"]) - 1
 
 
-def score_limits(limits: Limits) -> Limits:
-    """The caller's limits, with the scorer's own wall clock and disk caps where those are less."""
-    return replace(
-        limits,
-        wall_s=min(limits.wall_s, SCORE_WALL_S),
-        disk_mb=min(limits.disk_mb, SCORE_DISK_MB),
-        disk_files=min(limits.disk_files, SCORE_DISK_FILES),
-    )
-
-
 def score_bank(
     reward_source: str,
     work_dir: Path,
@@ -218,7 +208,9 @@ def score_bank(
         [str(work_dir), repr(float(gamma))],
         workdir=work_dir,
         inputs={REWARD_FILE: reward_source, BANK_FILE: bank_path},
-        limits=score_limits(limits),
+        limits=limits.within(
+            wall_s=SCORE_WALL_S, disk_mb=SCORE_DISK_MB, disk_files=SCORE_DISK_FILES
+        ),
         log_path=log_beside(work_dir, "score"),
         read=lambda directory: read_scores(directory, episodes),
         what="scoring the trajectory bank",

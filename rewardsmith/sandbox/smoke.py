@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -202,16 +202,6 @@ def read_smoke(work_dir: Path) -> SmokeReport:
     return checked(RESULT_FILE, check_smoke, record)
 
 
-def smoke_limits(limits: Limits) -> Limits:
-    """The caller's limits, with the smoke test's own wall clock and disk caps where smaller."""
-    return replace(
-        limits,
-        wall_s=min(limits.wall_s, SMOKE_WALL_S),
-        disk_mb=min(limits.disk_mb, SMOKE_DISK_MB),
-        disk_files=min(limits.disk_files, SMOKE_DISK_FILES),
-    )
-
-
 def smoke_test(
     adapter: Any,
     reward_source: str,
@@ -236,7 +226,9 @@ def smoke_test(
         [str(work_dir), repr(min_calls_per_s)],
         workdir=work_dir,
         inputs={REWARD_FILE: reward_source, STATES_FILE: states_path},
-        limits=smoke_limits(limits),
+        limits=limits.within(
+            wall_s=SMOKE_WALL_S, disk_mb=SMOKE_DISK_MB, disk_files=SMOKE_DISK_FILES
+        ),
         log_path=log_beside(work_dir, "smoke"),
         read=read_smoke,
         what=f"smoke test on {adapter.id}",
