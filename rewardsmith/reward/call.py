@@ -76,15 +76,17 @@ def call_reward_batches(
     next_state: StateBatch,
     step: int | None,
     filename: str,
+    row_steps: np.ndarray | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """`call_reward` on state batches already built (e.g. lazily, as the reward process does)."""
+    """`call_reward` on state batches already built (e.g. lazily, as the reward process does);
+    `row_steps`, for a batch of many steps, lets a non-finite value name its own step."""
     try:
         result = reward_fn(state, action, next_state)
     except BaseException as exc:  # whatever the reward raised, KeyboardInterrupt and SystemExit too
         raise reward_error(exc, step, filename) from None
     try:
         total, components = well_formed(result, len(action)) or check_output(
-            result, len(action), step
+            result, len(action), step, row_steps
         )
     except BaseException as exc:  # the result's own methods (a hostile tuple or dict) can raise
         if type(exc) is RewardError:

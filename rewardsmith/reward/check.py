@@ -102,9 +102,12 @@ def well_formed(result: Any, n: int) -> tuple[np.ndarray, dict[str, np.ndarray]]
 
 
 def check_output(
-    result: Any, n: int, step: int | None = None
+    result: Any, n: int, step: int | None = None, row_steps: np.ndarray | None = None
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Return (total, components) as float64 arrays of shape [n], or raise the named RewardError."""
+    """Return (total, components) as float64 arrays of shape [n], or raise the named RewardError.
+
+    `row_steps` gives each row's training step, for a call on many steps' transitions at once: a
+    non-finite value then names the step of its first row, found from the values themselves."""
     if not isinstance(result, tuple) or len(result) != 2 or not isinstance(result[1], dict):
         got = type(result).__name__
         if isinstance(result, tuple):
@@ -129,17 +132,25 @@ def check_output(
             raise RewardError(
                 ErrorCategory.NONFINITE_REWARD,
                 f"component {name!r} is not finite ({_nonfinite_summary(value)})",
-                step=step,
+                step=_first_bad_step(value, step, row_steps),
                 component=name,
             )
     if not np.all(np.isfinite(total)):
         raise RewardError(
             ErrorCategory.NONFINITE_REWARD,
             f"the total reward is not finite ({_nonfinite_summary(total)})",
-            step=step,
+            step=_first_bad_step(total, step, row_steps),
             component="total",
         )
     return total, components
+
+
+def _first_bad_step(
+    values: np.ndarray, step: int | None, row_steps: np.ndarray | None
+) -> int | None:
+    if row_steps is None:
+        return step
+    return int(row_steps[int(np.flatnonzero(~np.isfinite(values))[0])])
 
 
 def _nonfinite_summary(values: np.ndarray) -> str:

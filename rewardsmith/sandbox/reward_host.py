@@ -153,17 +153,24 @@ class LoadedReward:
         self.reward_fn, self.names, self.filename = reward_fn, names, filename
 
     def call(
-        self, sent: Sent, step: int | None, missing: set[str], index: int | None = None
+        self,
+        sent: Sent,
+        step: int | None,
+        missing: set[str],
+        index: int | None = None,
+        row_steps: np.ndarray | None = None,
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """One checked call on the sent (state, action, next_state), or on their row `index`;
-        components the wire cannot carry are the reward's contract error."""
+        `row_steps` names each row's step (a batch of many steps)."""
         from rewardsmith.envs.schema import StateBatch
         from rewardsmith.reward.call import call_reward_batches
 
         state_arrays, action, next_arrays = sent
         state = StateBatch.from_source(self.names, SentFields(state_arrays, missing, index))
         next_state = StateBatch.from_source(self.names, SentFields(next_arrays, missing, index))
-        return call_reward_batches(self.reward_fn, state, action, next_state, step, self.filename)
+        return call_reward_batches(
+            self.reward_fn, state, action, next_state, step, self.filename, row_steps
+        )
 
     def totals(self, batch: wire.Calls, missing: set[str]) -> np.ndarray:
         """A batch's totals `[T, N]`, from one call on all T x N transitions.
@@ -175,6 +182,8 @@ class LoadedReward:
         step to find the failing one (a reward that fails only on batches trained as `ok` that
         way, issue 30, and a second run costs its time and memory again).
         """
+        import numpy as np
+
         from rewardsmith.reward.errors import RewardError
 
         t, n = batch.action.shape[:2]
@@ -185,7 +194,9 @@ class LoadedReward:
         action = batch.action.reshape(t * n, *batch.action.shape[2:])
         whole = (flat(batch.state), action, flat(batch.next_state))
         try:
-            return self.call(whole, None, missing)[0].reshape(t, n)
+            return self.call(whole, None, missing, row_steps=np.repeat(batch.steps, n))[0].reshape(
+                t, n
+            )
         except RewardError as error:
             if missing:
                 raise
@@ -193,10 +204,12 @@ class LoadedReward:
 
 
 def _in_batch(error: RewardError, steps: list[int], n: int) -> RewardError:
-    """`error` naming the steps of the one call that raised it: its step is the call's first
-    (the failing transition is at or after it; which one is not known without a second run)."""
+    """`error` naming the steps of the one call that raised it. A non-finite value names its own
+    step (found in the values); for an exception, the call's first step stands for it (the
+    failing transition is at or after it: which one is not known without a second run)."""
     where = f"in one call on the {len(steps)} x {n} transitions of steps {steps[0]} to {steps[-1]}"
-    return replace(error, message=f"{error.message} ({where})", step=steps[0])
+    step = error.step if error.step is not None else steps[0]
+    return replace(error, message=f"{error.message} ({where})", step=step)
 
 
 def _load(source: str, filename: str) -> Any:
