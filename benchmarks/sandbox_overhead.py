@@ -173,6 +173,10 @@ def measure(backends: list[Any]) -> dict[str, dict[str, Any]]:
 def main() -> int:
     """Every backend usable here, each set against the unsandboxed baseline as a ratio."""
     backends: list[Any] = [Unsandboxed(), ProcessSandbox()]
+    nobwrap = ProcessSandbox(use_bwrap=False)
+    if backends[1].bwrap and nobwrap.confined:  # what a machine with only pip packages gets
+        nobwrap.name = "process-nobwrap"
+        backends.append(nobwrap)
     ready, why = docker_status()
     if ready:
         backends.append(DockerSandbox())
@@ -189,6 +193,7 @@ def main() -> int:
             "load_avg": os.getloadavg(),
         },
         "process_isolation": ProcessSandbox().isolation(),
+        "nobwrap_isolation": nobwrap.isolation() if nobwrap in backends else None,
         "docker": why,
         "job": f"cartpole PPO, human reward, seed 0, {STEPS[0]} and {STEPS[1]} steps",
         "results": results,
@@ -214,6 +219,11 @@ def markdown(record: dict[str, Any]) -> str:
         f"load average {record['machine']['load_avg'][0]:.1f} "
         "at the end (other jobs share it: read the ratios, not the absolute numbers).",
         f"Process backend here: {record['process_isolation']}. Docker: {record['docker']}.",
+        *(
+            [f"Without bubblewrap (process-nobwrap): {record['nobwrap_isolation']}."]
+            if record.get("nobwrap_isolation")
+            else []
+        ),
         "",
         "| backend | start-up | vs unsandboxed | steps per CPU s | vs unsandboxed "
         "| steps/s (wall) | vs unsandboxed |",
