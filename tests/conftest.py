@@ -1,12 +1,41 @@
 """Shared fixtures: the scripted LLM server (test equipment), the network guard, and a cache
 folder of the session's own."""
 
+import os
 from collections.abc import Iterator
 
 import pytest
 
 from rewardsmith.jax_backend.evaluator_cache import CACHE_ENV
 from tests.llm_fixtures import no_remote_network, scripted_llm  # noqa: F401
+
+# Runs whose sandbox is not named use the process backend, not `auto` (Docker where it is up):
+# the Docker backend is tested where a test names it, and a run that picks Docker on its own
+# sweeps orphan containers that a Docker hygiene test, on another worker, planted on purpose.
+# `REWARDSMITH_SANDBOX=auto pytest` runs those tests through Docker instead.
+os.environ.setdefault("REWARDSMITH_SANDBOX", "process")
+
+
+# The files that take longest (mostly XLA compiling MJX programs), measured in one process on two
+# cores (2026-12-04): started first, they run beside the many short files instead of after them.
+LONGEST_FIRST = (
+    "tests/jax_backend/test_human_rewards_jax.py",  # ~200 s
+    "tests/jax_backend/test_training.py",  # ~110 s
+    "tests/sandbox/test_bad_rewards.py",  # ~100 s
+    "tests/eureka_loop/test_halving.py",
+    "tests/cluster/test_ray_executor.py",
+    "tests/eureka_loop/test_resume.py",
+    "tests/jax_backend/test_evaluator_cache.py",
+    "tests/sandbox/test_docker_hygiene.py",
+    "tests/commands/test_task_file_runs.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first (a stable sort: each file's own order is kept), so that
+    `--dist loadfile` hands them to workers at the start."""
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from rewardsmith.choices import Algo, Backend, SandboxChoice
 from rewardsmith.commands.text import untrusted
-from rewardsmith.eureka_loop.config import config_help
+from rewardsmith.eureka_loop.config import SANDBOX_ENV, config_help
 
 console = Console(log_path=False)
 err_console = Console(stderr=True)
@@ -31,7 +31,10 @@ TaskFileOption = Annotated[
 ]
 # Options `run` shares with other commands: their help is the run config's (declared once).
 BackendOption = Annotated[Backend, typer.Option("--backend", help=config_help("backend"))]
-SandboxOption = Annotated[SandboxChoice, typer.Option("--sandbox", help=config_help("sandbox"))]
+SandboxOption = Annotated[
+    SandboxChoice,
+    typer.Option("--sandbox", envvar=SANDBOX_ENV, help=config_help("sandbox")),
+]
 AlgoOption = Annotated[Algo | None, typer.Option("--algo", help=config_help("algo"))]
 AddressOption = Annotated[str | None, typer.Option("--address", help=config_help("address"))]
 RunsDirOption = Annotated[

@@ -26,6 +26,17 @@ def default_parallel() -> int:
     return os.cpu_count() or 1
 
 
+SANDBOX_ENV = "REWARDSMITH_SANDBOX"
+
+
+def default_sandbox() -> SandboxChoice | str:
+    """`auto` unless REWARDSMITH_SANDBOX names another: a machine's standing choice (a CI that
+    pins the process backend, a host whose Docker is for something else). A wrong name is left
+    for the option's own check to refuse with the allowed ones."""
+    name = os.environ.get(SANDBOX_ENV, SandboxChoice.AUTO)
+    return SandboxChoice(name) if name in SandboxChoice.__members__.values() else name
+
+
 @dataclass(frozen=True)
 class Cli:
     """How a config field appears on `rewardsmith run`: its help, and optionally its flag names
@@ -91,7 +102,8 @@ class LoopConfig:
         None, help="Stop early once the best fitness reaches this."
     )
     sandbox: SandboxChoice = option(
-        SandboxChoice.AUTO,
+        factory=default_sandbox,
+        envvar=SANDBOX_ENV,
         help="Where reward code runs: auto (Docker when its image is ready, else process), "
         "process, docker, or none (unconfined, resource limits only).",
     )
