@@ -51,3 +51,18 @@ def test_every_public_class_and_function_has_a_docstring() -> None:
         "ruff", "check", "--select", "D101,D102,D103,D106", "rewardsmith", "benchmarks"
     )
     assert result.returncode == 0, f"undocumented:\n{result.stdout}{result.stderr}"
+
+
+def test_the_import_contracts_hold() -> None:
+    """import-linter's contracts (`[tool.importlinter]` in pyproject.toml): the run store and the
+    sandbox independent, the sandboxed programs free of the loop, store and CLI, and no module of
+    the loop loading reward code itself."""
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, f"broken import contracts:\n{result.stdout}{result.stderr}"

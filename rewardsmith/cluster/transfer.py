@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from rewardsmith.sandbox.atomic import write_bytes
+from rewardsmith.atomic import write_bytes
 from rewardsmith.sandbox.worker_files import WorkerFileError, read_bytes
 
 MAX_TOTAL_BYTES = 2 * 1024**3

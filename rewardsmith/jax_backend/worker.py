@@ -24,7 +24,7 @@ from rewardsmith.envs import load_task
 from rewardsmith.jax_backend import prepare_process
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
-from rewardsmith.sandbox.atomic import write_record
+from rewardsmith.atomic import write_record
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.rollout import summarize
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from rewardsmith import __version__
 from rewardsmith.runs.atomic import read_json, write_text
-from rewardsmith.sandbox.atomic import SCHEMA_VERSION, RecordVersionError, record_body, write_record
+from rewardsmith.atomic import SCHEMA_VERSION, RecordVersionError, record_body, write_record
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -33,7 +33,7 @@ from rewardsmith import __version__
 from rewardsmith.runs.atomic import fsync_dir
 from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, TrainingFiles
 from rewardsmith.runs.index import RunIndex
-from rewardsmith.runs.process import current_process, is_alive
+from rewardsmith.processes import current_process, is_alive
 from rewardsmith.runs.schema import RunStoreError, now_iso, read_record, write_file, write_record
 
 logger = logging.getLogger(__name__)

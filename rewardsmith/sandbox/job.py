@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.sandbox.atomic import SCHEMA_VERSION, record_body, to_json, write_text
+from rewardsmith.atomic import SCHEMA_VERSION, record_body, to_json, write_text
 
 JOB_FILE = "job.json"
 REWARD_FILE = "reward.py"

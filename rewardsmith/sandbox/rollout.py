@@ -91,7 +91,7 @@ def write_evaluation(adapter: TaskAdapter, episodes: list[Episode], eval_dir: Pa
     """What every reward-free evaluator leaves: the trajectories, with each episode's fitness
     and success, and the summary record the orchestrator reads back."""
     from rewardsmith.sandbox import job as files
-    from rewardsmith.sandbox.atomic import write_record
+    from rewardsmith.atomic import write_record
     from rewardsmith.sandbox.trajectories import save_episodes
 
     summary = summarize(adapter, episodes)

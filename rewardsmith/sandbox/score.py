@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.reward.errors import RewardError
-from rewardsmith.sandbox.atomic import write_record
+from rewardsmith.atomic import write_record
 from rewardsmith.sandbox.executor import Limits
 from rewardsmith.sandbox.records import (
     BadRecord,

@@ -29,7 +29,7 @@ from rewardsmith.envs.adapter import Episode, TaskAdapter
 from rewardsmith.envs.schema import StateBatch
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
-from rewardsmith.sandbox.atomic import write_record
+from rewardsmith.atomic import write_record
 from rewardsmith.sandbox.deferred_rewards import deferred_ppo_kwargs
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.policy_io import build_model

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from rewardsmith.sandbox.atomic import RecordVersionError, record_body
+from rewardsmith.atomic import RecordVersionError, record_body
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY

@@ -11,7 +11,7 @@ import os
 import socket
 import subprocess
 
-from rewardsmith.runs.process import current_process
+from rewardsmith.processes import current_process
 from rewardsmith.sandbox.docker.hygiene import MARGIN_S, owner_labels, stale_reason
 
 HOST = socket.gethostname()

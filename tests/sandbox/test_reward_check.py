@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from rewardsmith.reward.errors import ErrorCategory
-from rewardsmith.sandbox.atomic import SCHEMA_VERSION
+from rewardsmith.atomic import SCHEMA_VERSION
 from rewardsmith.sandbox.executor import Limits, SandboxRun
 from rewardsmith.sandbox.score import score_bank
 from rewardsmith.sandbox.smoke import SmokeReport, smoke_test

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from rewardsmith.runs.process import current_process, is_alive
+from rewardsmith.processes import current_process, is_alive
 
 LABEL_SANDBOX = "rewardsmith.sandbox"
 WORKER = "worker"

@@ -1,8 +1,8 @@
-"""Atomic writes for the sandboxed programs: a reader sees the old file or the new one, never half.
+"""Atomic writes and versioned records: a reader sees the old file or the new one, never half.
 
-The worker, the evaluator, the smoke test and the scorer write their records with these; they live
-in the sandbox package so that a sandboxed program imports nothing from the run store
-(`rewardsmith.runs.atomic` re-exports them for the run store). Each write goes to a new hidden temp
+The run store and the sandboxed programs (worker, evaluator, smoke test, scorer) both write with
+these; the module sits below both, so neither imports the other (`rewardsmith.runs.atomic`
+re-exports them for the run store; an import contract in pyproject.toml holds it). Each write goes to a new hidden temp
 file in the target's directory (`O_EXCL`, never following a link), is fsynced and renamed over the
 target: the rename replaces whatever the name held, a planted link included, without following it.
 

@@ -1,4 +1,6 @@
-"""Who owns a run: enough about the orchestrator process to tell later whether it is still alive.
+"""Who owns a run or a container: enough about a process to tell later whether it is still alive.
+
+Below both the run store (a run's owner) and the Docker backend (a container's orchestrator).
 
 A run that says `running` after its process was killed is really interrupted. A pid alone cannot
 show that, since the kernel reuses pids, so the process start time from /proc is kept with it.
