@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.atomic import write_record
+from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.sandbox.executor import Limits
 from rewardsmith.sandbox.records import BadRecord, checked, obj, show, texts
 from rewardsmith.sandbox.runner import Sandbox, run_job

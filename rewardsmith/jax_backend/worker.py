@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from rewardsmith.atomic import write_record
 from rewardsmith.envs import load_task
 from rewardsmith.jax_backend import prepare_process
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
-from rewardsmith.atomic import write_record
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.rollout import summarize
 

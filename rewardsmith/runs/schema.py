@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith import __version__
-from rewardsmith.runs.atomic import read_json, write_text
 from rewardsmith.atomic import SCHEMA_VERSION, RecordVersionError, record_body, write_record
+from rewardsmith.runs.atomic import read_json, write_text
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -30,10 +30,10 @@ from types import TracebackType
 from typing import Any, Literal, get_args
 
 from rewardsmith import __version__
+from rewardsmith.processes import current_process, is_alive
 from rewardsmith.runs.atomic import fsync_dir
 from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, TrainingFiles
 from rewardsmith.runs.index import RunIndex
-from rewardsmith.processes import current_process, is_alive
 from rewardsmith.runs.schema import RunStoreError, now_iso, read_record, write_file, write_record
 
 logger = logging.getLogger(__name__)

@@ -90,8 +90,8 @@ def summarize(adapter: TaskAdapter, episodes: list[Episode]) -> dict[str, Any]:
 def write_evaluation(adapter: TaskAdapter, episodes: list[Episode], eval_dir: Path) -> None:
     """What every reward-free evaluator leaves: the trajectories, with each episode's fitness
     and success, and the summary record the orchestrator reads back."""
-    from rewardsmith.sandbox import job as files
     from rewardsmith.atomic import write_record
+    from rewardsmith.sandbox import job as files
     from rewardsmith.sandbox.trajectories import save_episodes
 
     summary = summarize(adapter, episodes)

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.atomic import write_text
+from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.sandbox.disk_usage import DiskLimitExceeded, DiskWatch, Usage
 from rewardsmith.sandbox.executor import Limits, SandboxRun
 from rewardsmith.sandbox.workdirs import Input, discard, fresh_dir, is_inside, remove, write_inputs

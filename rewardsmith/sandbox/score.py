@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from rewardsmith.reward.errors import RewardError
 from rewardsmith.atomic import write_record
+from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox.executor import Limits
 from rewardsmith.sandbox.records import (
     BadRecord,

@@ -24,12 +24,12 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecNormalize
 from typing_extensions import override
 
+from rewardsmith.atomic import write_record
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import Episode, TaskAdapter
 from rewardsmith.envs.schema import StateBatch
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.sandbox import job as files
-from rewardsmith.atomic import write_record
 from rewardsmith.sandbox.deferred_rewards import deferred_ppo_kwargs
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.policy_io import build_model

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.atomic import SCHEMA_VERSION
+from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.sandbox.executor import Limits, SandboxRun
 from rewardsmith.sandbox.score import score_bank
 from rewardsmith.sandbox.smoke import SmokeReport, smoke_test

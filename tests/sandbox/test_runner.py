@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from rewardsmith.atomic import SCHEMA_VERSION
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.sandbox import training
-from rewardsmith.atomic import SCHEMA_VERSION
 from rewardsmith.sandbox.backends import live_check
 from rewardsmith.sandbox.executor import Limits, SandboxRun
 from rewardsmith.sandbox.job import TrainJob
