@@ -85,14 +85,18 @@ class RunCgroup:
 
     def memory_limit_hit(self) -> bool:
         """Whether the kernel's OOM killer ended a process of the run for the memory cap."""
+        return self._counter("memory", "memory.oom_control", "oom_kill") > 0
+
+    def _counter(self, controller: str, file: str, key: str) -> int:
+        """A `key value` counter from one of the run's cgroup files; 0 if it cannot be read."""
         try:
-            for line in (self.dirs["memory"] / "memory.oom_control").read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill" and int(value) > 0:
-                    return True
+            for line in (self.dirs[controller] / file).read_text().splitlines():
+                name, _, value = line.partition(" ")
+                if name == key:
+                    return int(value)
         except (OSError, ValueError, KeyError):
-            return False
-        return False
+            return 0
+        return 0
 
     def enter(self) -> None:
         """Move the calling process here; runs in the child before exec (`preexec_fn`)."""
@@ -102,14 +106,7 @@ class RunCgroup:
 
     def process_limit_hit(self) -> bool:
         """Whether a fork or thread creation was refused because of `pids.max`."""
-        try:
-            for line in (self.dirs["pids"] / "pids.events").read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "max" and int(value) > 0:
-                    return True
-        except (OSError, ValueError, KeyError):
-            return False
-        return False
+        return self._counter("pids", "pids.events", "max") > 0
 
     def pids(self) -> list[int]:
         """The processes in the run's `pids` cgroup now; empty if it cannot be read."""
