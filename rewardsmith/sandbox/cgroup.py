@@ -87,6 +87,12 @@ class RunCgroup:
         """Whether the kernel's OOM killer ended a process of the run for the memory cap."""
         return self._counter("memory", "memory.oom_control", "oom_kill") > 0
 
+    def limit_hit(self) -> str | None:
+        """Which cap ended the run, if one did: "processes" or "memory"."""
+        if self.process_limit_hit():
+            return "processes"
+        return "memory" if self.memory_limit_hit() else None
+
     def _counter(self, controller: str, file: str, key: str) -> int:
         """A `key value` counter from one of the run's cgroup files; 0 if it cannot be read."""
         try:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.sandbox.cgroup import memory_cap_mb
 from rewardsmith.sandbox.confine import EXIT_NOT_CONFINED
 from rewardsmith.sandbox.docker import hygiene
 from rewardsmith.sandbox.docker.image import (
@@ -81,11 +82,6 @@ LANDLOCK_PROBE = "from rewardsmith.sandbox.landlock import landlock_abi; print(l
 _LANDLOCK: dict[str, int] = {}  # image id -> the Landlock ABI its containers can use
 _LANDLOCK_LOCK = threading.Lock()
 NOT_CONFINED = "rewardsmith confine: not confined"  # how the launcher's refusal begins
-
-
-def cgroup_memory_mb(limits: Limits) -> int:
-    """The container's memory cgroup limit: the per-process limit plus headroom (see above)."""
-    return int(limits.memory_mb * 1.25) + 256
 
 
 def _client(timeout: int = 60) -> Any:
@@ -290,7 +286,7 @@ class DockerSandbox:
         ulimits.append(
             Ulimit(name="data", soft=limits.memory_mb << 20, hard=limits.memory_mb << 20)
         )
-        cgroup_mb = cgroup_memory_mb(limits)
+        cgroup_mb = memory_cap_mb(limits.memory_mb)
         return client.api.create_host_config(
             mounts=mounts,
             network_mode="none",

@@ -412,7 +412,7 @@ class ProcessSandbox:
         finally:
             _kill_group(proc)
         if cgroup is not None:
-            limit_hit = cgroup_limit_hit(cgroup) or limit_hit
+            limit_hit = cgroup.limit_hit() or limit_hit
         reader.join(timeout=5)
         output = reader.output
         return SandboxRun(
@@ -457,13 +457,6 @@ def _watch(
             refused_at = refused_at or now
             if now - refused_at > PROCESS_LIMIT_GRACE_S:
                 return False, None  # a fork bomb that swallows its errors: end it
-
-
-def cgroup_limit_hit(cgroup: RunCgroup) -> str | None:
-    """Which cap of the run's cgroup ended it, if one did: "processes" or "memory"."""
-    if cgroup.process_limit_hit():
-        return "processes"
-    return "memory" if cgroup.memory_limit_hit() else None
 
 
 def _memory_mechanism(cgroup: RunCgroup | None, unconfined: bool) -> list[str]:

@@ -8,10 +8,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from rewardsmith.envs import load_task
+from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
 from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.smoke import record_states
 from rewardsmith.sandbox.training import Sandbox
 
 
@@ -35,3 +40,16 @@ def sandbox(request: pytest.FixtureRequest) -> Sandbox:
             pytest.skip("no Landlock here: without bubblewrap the process backend refuses")
         return nobwrap
     return ProcessSandbox()
+
+
+@pytest.fixture(scope="session")
+def cartpole() -> TaskAdapter:
+    """The task the sandbox checks train and smoke-test on."""
+    return load_task("cartpole")
+
+
+@pytest.fixture(scope="session")
+def states(cartpole: TaskAdapter, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Recorded random-policy transitions (no reward code): the smoke test's states, and a bank
+    of 4 episodes to score."""
+    return record_states(cartpole, tmp_path_factory.mktemp("states") / "states.npz", episodes=4)

@@ -24,12 +24,11 @@ from pathlib import Path
 import pytest
 
 import rewardsmith
-from rewardsmith.envs import load_task
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.static import check_source
 from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
 from rewardsmith.sandbox.executor import Limits, ProcessSandbox
-from rewardsmith.sandbox.smoke import SmokeReport, record_states, smoke_test
+from rewardsmith.sandbox.smoke import SmokeReport, smoke_test
 from rewardsmith.sandbox.training import Sandbox, TrainOutcome, make_job, train_reward
 
 E = ErrorCategory
@@ -47,18 +46,6 @@ def reward(body: str, preamble: str = "import numpy as np\n") -> str:
 
 
 OK_RETURN = "    one = np.ones(len(action))\n    return one, {'alive': one}\n"
-
-
-@pytest.fixture(scope="module")
-def cartpole() -> rewardsmith.envs.adapter.TaskAdapter:
-    return load_task("cartpole")
-
-
-@pytest.fixture(scope="module")
-def states(cartpole: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return record_states(
-        cartpole, tmp_path_factory.mktemp("states") / "states.npz", episodes=4, seed=0
-    )
 
 
 def train(

@@ -14,16 +14,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
-from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.sandbox.disk_usage import MAX_DEPTH, measure
 from rewardsmith.sandbox.executor import Limits, SandboxRun
 from rewardsmith.sandbox.runner import run_job
 from rewardsmith.sandbox.score import score_bank
-from rewardsmith.sandbox.smoke import record_states, smoke_test
+from rewardsmith.sandbox.smoke import smoke_test
 from rewardsmith.sandbox.training import Sandbox
 from tests.sandbox.hostile import as_reward
 
@@ -224,17 +221,6 @@ def test_a_missing_directory_is_empty(tmp_path: Path) -> None:
 
 
 # --- (b) the checks: a flood fails the candidate, and their folders never stay ------------------
-
-
-@pytest.fixture(scope="module")
-def cartpole() -> TaskAdapter:
-    return load_task("cartpole")
-
-
-@pytest.fixture(scope="module")
-def states(cartpole: TaskAdapter, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("states") / "states.npz"
-    return record_states(cartpole, path, episodes=4, seed=0)
 
 
 def human(task: TaskAdapter) -> str:

@@ -17,13 +17,12 @@ from typing import Any
 
 import pytest
 
-from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
 from rewardsmith.sandbox.executor import Limits
 from rewardsmith.sandbox.score import score_bank
-from rewardsmith.sandbox.smoke import record_states, smoke_test
+from rewardsmith.sandbox.smoke import smoke_test
 from rewardsmith.sandbox.syscall import COMMON_SYSCALLS
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -78,17 +77,6 @@ def docker() -> DockerSandbox:
     if not ready:
         pytest.skip(f"Docker backend not usable: {why}")
     return DockerSandbox(run_id="test-check-programs")
-
-
-@pytest.fixture(scope="module")
-def cartpole() -> TaskAdapter:
-    return load_task("cartpole")
-
-
-@pytest.fixture(scope="module")
-def states(cartpole: TaskAdapter, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Recorded transitions: the smoke test's states, and a bank of 4 episodes to score."""
-    return record_states(cartpole, tmp_path_factory.mktemp("states") / "states.npz", episodes=4)
 
 
 def observed(error: RewardError | None) -> dict[str, str]:

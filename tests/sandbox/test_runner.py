@@ -30,7 +30,7 @@ from rewardsmith.sandbox.executor import Limits, SandboxRun
 from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.runner import classify_failure, run_job
 from rewardsmith.sandbox.score import score_bank
-from rewardsmith.sandbox.smoke import record_states, smoke_test
+from rewardsmith.sandbox.smoke import smoke_test
 from rewardsmith.sandbox.training import Sandbox, TrainOutcome, make_job, train_reward
 from tests.sandbox.hostile import Impostor, as_reward
 
@@ -61,17 +61,6 @@ CHECKPOINT = {
     "reward_return": 9.0,
     "components": {"alive": 9.0},
 }
-
-
-@pytest.fixture(scope="module")
-def cartpole() -> TaskAdapter:
-    return load_task("cartpole")
-
-
-@pytest.fixture(scope="module")
-def states(cartpole: TaskAdapter, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("states") / "states.npz"
-    return record_states(cartpole, path, episodes=4, seed=0)
 
 
 @pytest.fixture
