@@ -15,7 +15,7 @@ _ = Whitelist()
 
 # The reward contract's entry point: reward files are read as text and executed, then
 # `compute_reward` is looked up in the module dict (envs/adapter.py reward_source,
-# envs/task_file.py, reward/loader.py, jax_backend/contract.py).
+# envs/task_file.py, reward/loader.py, programs/jax_contract.py).
 _.compute_reward  # envs/rewards/*.py, envs/examples/*.py
 
 # Task adapters named only in "module:Class" entry-point strings (envs/registry.py), imported by
@@ -32,9 +32,9 @@ _.Ant  # envs/tasks/mujoco.py
 _.Humanoid  # envs/tasks/mujoco.py
 _.Line  # envs/tasks/line.py (the unlisted test task)
 
-# MJX models named by class-name strings (jax_backend/brax_env.py GYMNASIUM_MODELS, via getattr).
-_.GymnasiumAnt  # jax_backend/gymnasium_mjx.py
-_.GymnasiumHumanoid  # jax_backend/gymnasium_mjx.py
+# MJX models named by class-name strings (rl/jax/brax_env.py GYMNASIUM_MODELS, via getattr).
+_.GymnasiumAnt  # rl/jax/gymnasium_mjx.py
+_.GymnasiumHumanoid  # rl/jax/gymnasium_mjx.py
 
 # Dataclass fields only written here, read back through `asdict` / `to_dict` into run records and
 # JSON (llm_calls, preference.json) and from there by the index, templates, views and tests.
@@ -47,7 +47,7 @@ _.tpe_card  # eureka_loop/preference.py Assessment
 _.tpe_card_per_step  # eureka_loop/preference.py Assessment
 _.n_pairs  # eureka_loop/preference.py Assessment
 
-# Dataclass fields read by name with getattr (jax_backend/budgets.py PPOConfig.train_kwargs), then
+# Dataclass fields read by name with getattr (rl/jax/budgets.py PPOConfig.train_kwargs), then
 # passed to Brax's ppo.train as keyword arguments.
 _.num_updates_per_batch
 _.learning_rate
@@ -63,19 +63,19 @@ _.history  # selection.py returns {"history": [...]}, runner.py and commands/run
 
 # Attributes of other libraries' objects, set to configure them: numpy arrays' read-only flag,
 # sqlite3 rows as mappings, tar member headers, MuJoCo's solver, litellm's start-up banner.
-_.writeable  # ndarray.flags.writeable: envs/schema.py, envs/obs_layout.py, sandbox/reward_wire.py
+_.writeable  # ndarray.flags.writeable: envs/schema.py, envs/obs_layout.py, rl/reward_wire.py
 _.row_factory  # sqlite3.Connection: runs/index.py, runs/views.py
 _.mtime  # tarfile.TarInfo: sandbox/docker/image.py
 _.mode  # tarfile.TarInfo: sandbox/docker/image.py
 _.linkname  # tarfile.TarInfo: sandbox/docker/image.py
-_.solver  # mujoco.MjModel.opt: jax_backend/gymnasium_mjx.py
+_.solver  # mujoco.MjModel.opt: rl/jax/gymnasium_mjx.py
 _.suppress_debug_info  # litellm module flag: eureka_loop/llm.py
 
 # Hooks and parameters that other code calls by name: the protocol fixes them.
-_._on_step  # stable_baselines3 BaseCallback hook: sandbox/worker.py
+_._on_step  # stable_baselines3 BaseCallback hook: programs/train_sb3.py
 _.memo  # copy.deepcopy's __deepcopy__(memo): envs/schema.py FieldRecord
 _.exc_type  # the context-manager __exit__(exc_type, exc, tb): runs/store.py Run
-_.randomization_fn  # Brax's ppo.train passes it to wrap_env_fn by keyword: jax_backend/env.py
+_.randomization_fn  # Brax's ppo.train passes it to wrap_env_fn by keyword: rl/jax/env.py
 
 # Public methods of the state objects that only the tests call (tests/ is outside vulture's paths).
 _.validate  # envs/schema.py StateSchema: tests/envs/test_schema.py

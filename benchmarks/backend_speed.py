@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.envs import load_task
-from rewardsmith.jax_backend import backends_of
-from rewardsmith.sandbox.executor import Limits, ProcessSandbox
-from rewardsmith.sandbox.training import make_job, train_reward
+from rewardsmith.jobs.training import make_job, train_reward
+from rewardsmith.rl.jax import backends_of
+from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.types import Limits
 
 RESULTS = Path(__file__).parent / "results"
 TARGETS = {"cartpole": 475.0, "halfcheetah": 100.0}  # halfcheetah: metres per episode

@@ -32,8 +32,9 @@ from typing import Any
 
 from rewardsmith.envs import load_task
 from rewardsmith.eureka_loop.offline import ABLATION_WEIGHT, Genome, render_code
-from rewardsmith.sandbox.executor import Limits, ProcessSandbox
-from rewardsmith.sandbox.training import make_job, train_reward
+from rewardsmith.jobs.training import make_job, train_reward
+from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.types import Limits
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -42,9 +42,9 @@ from rewardsmith.eureka_loop.bank import TrajectoryBank, seed_bank  # noqa: E402
 from rewardsmith.eureka_loop.extract import extract_code  # noqa: E402
 from rewardsmith.eureka_loop.hacking import BANK_CORRELATION, MIN_GAP, bank_signals  # noqa: E402
 from rewardsmith.eureka_loop.preference import BankView  # noqa: E402
+from rewardsmith.jobs.score import score_bank  # noqa: E402
+from rewardsmith.jobs.training import make_job  # noqa: E402
 from rewardsmith.sandbox.executor import ProcessSandbox  # noqa: E402
-from rewardsmith.sandbox.score import score_bank  # noqa: E402
-from rewardsmith.sandbox.training import make_job  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -1,4 +1,4 @@
-"""What the evaluator's compilation cache saves on the JAX backend (`jax_backend/evaluator_cache`).
+"""What the evaluator's compilation cache saves on the JAX backend (`jobs/evaluator_cache.py`).
 
 For each task: one JAX training on the human reward (a small budget: the evaluator's cost does
 not depend on it), then its reward-free evaluation again and again in the process sandbox,
@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.envs import load_task
-from rewardsmith.jax_backend import evaluator_cache
-from rewardsmith.jax_backend.training import EVALUATOR_MODULE
-from rewardsmith.sandbox.executor import Limits, ProcessSandbox
-from rewardsmith.sandbox.training import evaluate_policy, make_job, train_reward
+from rewardsmith.jobs import evaluator_cache
+from rewardsmith.jobs.training import evaluate_policy, make_job, train_reward
+from rewardsmith.jobs.training_jax import EVALUATOR_MODULE
+from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.types import Limits
 
 RESULTS = Path(__file__).parent / "results"
 

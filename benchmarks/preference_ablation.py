@@ -44,10 +44,10 @@ from rewardsmith.eureka_loop.preference import BankView  # noqa: E402
 from rewardsmith.eureka_loop.preference_scoring import Scores, assess  # noqa: E402
 from rewardsmith.eureka_loop.runner import start_run  # noqa: E402
 from rewardsmith.eureka_loop.state import LoopConfig  # noqa: E402
+from rewardsmith.jobs.score import score_bank  # noqa: E402
+from rewardsmith.jobs.training import make_job  # noqa: E402
 from rewardsmith.runs.store import RunStore  # noqa: E402
 from rewardsmith.sandbox.executor import ProcessSandbox  # noqa: E402
-from rewardsmith.sandbox.score import score_bank  # noqa: E402
-from rewardsmith.sandbox.training import make_job  # noqa: E402
 from tests.llm_server import ScriptedLLMServer  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"

@@ -40,11 +40,11 @@ from rewardsmith.envs import list_tasks, load_task
 from rewardsmith.envs.registry import TaskNotFoundError
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.jobs.training import make_job
 from rewardsmith.runs.candidate import TrainingFiles
 from rewardsmith.runs.schema import read_record
 from rewardsmith.runs.store import RunStore
 from rewardsmith.runs.versus_human import versus_human
-from rewardsmith.sandbox.training import make_job
 
 RESULTS = Path(__file__).parent / "results"
 TASK_RESULTS = RESULTS / "quality"

@@ -39,7 +39,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from rewardsmith.cluster.ray_executor import RayExecutor  # noqa: E402
 from rewardsmith.envs import load_task  # noqa: E402
-from rewardsmith.sandbox.training import make_job  # noqa: E402
+from rewardsmith.jobs.training import make_job  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 LOCAL: dict[str, Any] = {"node_ip_address": "127.0.0.1", "include_dashboard": False}

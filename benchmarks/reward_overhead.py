@@ -43,8 +43,8 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 from rewardsmith.envs import list_tasks, load_task
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.reward.loader import load_reward
-from rewardsmith.sandbox.reward_process import RewardProcess
-from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv, InProcessReward, make_vec_env
+from rewardsmith.rl.reward_process import RewardProcess
+from rewardsmith.rl.sb3.vec_reward import ContractRewardVecEnv, InProcessReward, make_vec_env
 
 RESULTS = Path(__file__).parent / "results"
 MUJOCO = ("halfcheetah", "hopper", "walker2d", "ant", "humanoid")

@@ -28,18 +28,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rewardsmith import job_spec as files
 from rewardsmith.envs import load_task
-from rewardsmith.sandbox import job as files
+from rewardsmith.jobs.training import make_job
 from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
 from rewardsmith.sandbox.executor import (
     CappedReader,
-    Limits,
     ProcessSandbox,
-    SandboxRun,
     pipe_chunks,
     worker_environment,
 )
-from rewardsmith.sandbox.training import make_job
+from rewardsmith.sandbox.types import Limits, SandboxRun
 
 RESULTS = Path(__file__).parent / "results"
 STEPS = (2048, 16384)
@@ -106,7 +105,7 @@ class WorkerCpu:
     """
 
     def __init__(self, job_dir: Path) -> None:
-        self.needle = f"rewardsmith.sandbox.worker\0{job_dir}".encode()
+        self.needle = f"rewardsmith.programs.train_sb3\0{job_dir}".encode()
         self.cpu_s = 0.0
         self.ticks = os.sysconf("SC_CLK_TCK")
 
@@ -135,7 +134,7 @@ def training_s(sandbox: Any, steps: int) -> tuple[float, float]:
         job.write(job_dir)
         meter = WorkerCpu(job_dir)
         run = sandbox.run(
-            "rewardsmith.sandbox.worker", [str(job_dir)], [job_dir], LIMITS, on_poll=meter.poll
+            "rewardsmith.programs.train_sb3", [str(job_dir)], [job_dir], LIMITS, on_poll=meter.poll
         )
         assert run.returncode == 0 and (job_dir / files.RESULT_FILE).exists(), run.output[-2000:]
         return run.wall_s, meter.cpu_s

@@ -47,8 +47,8 @@ from rewardsmith.choices import SandboxChoice, Schedule  # noqa: E402
 from rewardsmith.envs import load_task  # noqa: E402
 from rewardsmith.eureka_loop.runner import evaluate_run, start_run  # noqa: E402
 from rewardsmith.eureka_loop.state import LoopConfig  # noqa: E402
+from rewardsmith.jobs.training import make_job  # noqa: E402
 from rewardsmith.runs.versus_human import versus_human  # noqa: E402
-from rewardsmith.sandbox.training import make_job  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 SCHEDULES = ("full", "halving")

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rewardsmith.jax_backend.evaluator_cache import CACHE_ENV
+from rewardsmith.jobs.evaluator_cache import CACHE_ENV
 from tests.llm_fixtures import no_remote_network, scripted_llm  # noqa: F401
 
 # Runs whose sandbox is not named use the process backend, not `auto` (Docker where it is up):
@@ -19,13 +19,13 @@ os.environ.setdefault("REWARDSMITH_SANDBOX", "process")
 # The files that take longest (mostly XLA compiling MJX programs), measured in one process on two
 # cores (2026-12-04): started first, they run beside the many short files instead of after them.
 LONGEST_FIRST = (
-    "tests/jax_backend/test_human_rewards_jax.py",  # ~200 s
-    "tests/jax_backend/test_training.py",  # ~110 s
+    "tests/rl/jax/test_human_rewards_jax.py",  # ~200 s
+    "tests/jobs/test_training_jax.py",  # ~110 s
     "tests/sandbox/test_bad_rewards.py",  # ~100 s
     "tests/eureka_loop/test_halving.py",
     "tests/cluster/test_ray_executor.py",
     "tests/eureka_loop/test_resume.py",
-    "tests/jax_backend/test_evaluator_cache.py",
+    "tests/jobs/test_evaluator_cache.py",
     "tests/sandbox/test_docker_hygiene.py",
     "tests/commands/test_task_file_runs.py",
 )

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Protocol
 
 from rewardsmith.envs.adapter import TaskAdapter
-from rewardsmith.sandbox.executor import Limits
-from rewardsmith.sandbox.job import TrainJob
-from rewardsmith.sandbox.runner import Sandbox
-from rewardsmith.sandbox.training import ProgressFn, TrainOutcome, train_reward
+from rewardsmith.job_spec import TrainJob
+from rewardsmith.jobs.training import ProgressFn, TrainOutcome, train_reward
+from rewardsmith.sandbox.types import Limits, Sandbox
 
 EXECUTORS = ("local", "ray")
 

@@ -27,9 +27,9 @@ from typing import Any
 
 from rewardsmith.cluster.transfer import pack_dir, unpack_into
 from rewardsmith.envs.adapter import TaskAdapter
-from rewardsmith.sandbox.executor import Limits
-from rewardsmith.sandbox.job import TrainJob
-from rewardsmith.sandbox.training import ProgressFn, TrainOutcome
+from rewardsmith.job_spec import TrainJob
+from rewardsmith.jobs.training import ProgressFn, TrainOutcome
+from rewardsmith.sandbox.types import Limits
 
 RETRIES = 2  # reruns of a task whose node or worker died
 POLL_S = 0.5  # how often a waiting driver checks for cancellation
@@ -91,8 +91,8 @@ def train_on_node(spec: RemoteTraining, attempts: Any) -> dict[str, Any]:
 
     from rewardsmith.envs import load_task
     from rewardsmith.envs.task_copy import TASK_COPY
+    from rewardsmith.jobs.training import train_reward
     from rewardsmith.sandbox.backends import choose_sandbox
-    from rewardsmith.sandbox.training import train_reward
 
     node = ray.get_runtime_context().get_node_id()
     attempt = ray.get(attempts.start.remote(spec.key, node))

@@ -43,7 +43,8 @@ def doctor(
         process_status,
     )
     from rewardsmith.sandbox.docker_backend import DockerSandbox
-    from rewardsmith.sandbox.executor import ProcessSandbox, SandboxUnavailable
+    from rewardsmith.sandbox.executor import ProcessSandbox
+    from rewardsmith.sandbox.types import SandboxUnavailable
 
     if build_image:
         from rewardsmith.sandbox.docker.image import IMAGE
@@ -136,7 +137,7 @@ def _cluster_status(address: str | None) -> dict[str, Any]:
 
 def _jax_status() -> dict[str, Any]:
     """The JAX backend's view of this machine: JAX's devices and the GPU device files."""
-    from rewardsmith.jax_backend.devices import jax_devices
+    from rewardsmith.rl.jax.devices import jax_devices
     from rewardsmith.sandbox.gpu import gpu_device_files
 
     return {**jax_devices(), "gpu_device_files": [str(p) for p in gpu_device_files()]}

@@ -162,7 +162,7 @@ def run(
         fail("name a task or pass --task-file", "see `rewardsmith tasks`")
     backend, algo = options["backend"], options["algo"]
     if backend != Backend.SB3:
-        from rewardsmith.jax_backend import check_backend
+        from rewardsmith.rl.jax import check_backend
 
         with user_errors():
             check_backend(backend, task or "", task_file is not None)

@@ -18,7 +18,7 @@ def list_all(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from rewardsmith.envs import list_tasks, load_task
-    from rewardsmith.jax_backend import backends_of
+    from rewardsmith.rl.jax import backends_of
 
     described = [
         {**load_task(task_id).describe(), "backends": list(backends_of(task_id))}

@@ -92,11 +92,11 @@ def train(
 ) -> None:
     """Train a policy on one reward in the sandbox and report its fitness."""
     from rewardsmith.envs import load_task
+    from rewardsmith.jobs.training import make_job, train_reward
     from rewardsmith.reward.static import check_source
     from rewardsmith.runs.store import claim_fresh_dir
     from rewardsmith.sandbox.backends import choose_sandbox
-    from rewardsmith.sandbox.executor import Limits
-    from rewardsmith.sandbox.training import make_job, train_reward
+    from rewardsmith.sandbox.types import Limits
 
     with user_errors():
         adapter = load_task(task, task_file)

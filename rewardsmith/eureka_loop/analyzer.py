@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
+from rewardsmith import job_spec as job_files
 from rewardsmith.eureka_loop.bank import (
     Record,
     TrajectoryBank,
@@ -47,11 +48,10 @@ from rewardsmith.eureka_loop.state import (
     LoopState,
     candidate_key,
 )
+from rewardsmith.jobs.records import read_trajectories
 from rewardsmith.prompts import render
 from rewardsmith.runs import candidate as candidate_files
 from rewardsmith.runs.candidate import CandidateFiles
-from rewardsmith.sandbox import job as job_files
-from rewardsmith.sandbox.records import read_trajectories
 from rewardsmith.sandbox.worker_files import WorkerFileError
 
 NEAR_ZERO_SUCCESS = 0.05

@@ -23,11 +23,11 @@ import gymnasium as gym
 import numpy as np
 
 from rewardsmith.envs.adapter import Episode, TaskAdapter
+from rewardsmith.jobs.records import read_trajectories
+from rewardsmith.rl.rollout import Policy, random_policy, rollout_episodes
+from rewardsmith.rl.trajectories import load_episodes, save_episodes
 from rewardsmith.runs.atomic import fsync_dir
 from rewardsmith.runs.schema import read_record, write_record
-from rewardsmith.sandbox.records import read_trajectories
-from rewardsmith.sandbox.rollout import Policy, random_policy, rollout_episodes
-from rewardsmith.sandbox.trajectories import load_episodes, save_episodes
 from rewardsmith.sandbox.worker_files import WorkerFileError
 
 BANK_DIR = "bank"

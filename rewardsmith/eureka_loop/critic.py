@@ -29,7 +29,7 @@ from rewardsmith.prompts import render
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.reward.static import check_source
 from rewardsmith.runs import candidate as files
-from rewardsmith.sandbox.executor import Limits
+from rewardsmith.sandbox.types import Limits
 
 SMOKE_LIMITS = Limits(wall_s=60.0, memory_mb=2048)
 TRACE_LIMITS = Limits(wall_s=300.0, memory_mb=4096)
@@ -38,7 +38,7 @@ TRACE_LIMITS = Limits(wall_s=300.0, memory_mb=4096)
 def _jax_check(ctx: Context, code: str, cand_dir: Path) -> None:
     """On the jax backend: the reward under numpy and under jax.numpy, on the same recorded
     states, must agree; code that cannot trace is a `jax_incompatible` error (in the sandbox)."""
-    from rewardsmith.jax_backend.trace import trace_reward
+    from rewardsmith.jobs.trace_jax import trace_reward
     from rewardsmith.sandbox.runner import log_beside
 
     work_dir = cand_dir / "trace"
@@ -82,7 +82,7 @@ def _review_with_llm(ctx: Context, summary: CandidateSummary, code: str) -> str 
 
 
 def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
-    from rewardsmith.sandbox.smoke import smoke_test
+    from rewardsmith.jobs.smoke import smoke_test
 
     summary = dict(summary)  # type: ignore[assignment]
     round_, idx = summary["round"], summary["idx"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rewardsmith.sandbox.job import CONTINUABLE_ALGOS
+from rewardsmith.job_spec import CONTINUABLE_ALGOS
 
 ETA = 2
 """The fraction kept at each rung is 1/ETA, and each rung's budget ETA times the last one."""

@@ -34,9 +34,9 @@ from rewardsmith.eureka_loop.task_terms import (
 )
 from rewardsmith.prompts import render
 from rewardsmith.reward.syntax import parse
+from rewardsmith.rl.trajectories import load_episodes
 from rewardsmith.runs import candidate as candidate_files
 from rewardsmith.runs.schema import embedded_record
-from rewardsmith.sandbox.trajectories import load_episodes
 
 SHAPING_KINDS = ("toward_zero", "increase", "decrease", "level_penalty")
 ABLATION_WEIGHT = 0.1

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rewardsmith.choices import Schedule
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.eureka_loop.state import LoopConfig
-from rewardsmith.sandbox.training import make_job
+from rewardsmith.jobs.training import make_job
 
 
 def training_steps(config: LoopConfig, adapter: TaskAdapter) -> tuple[int, int]:

@@ -35,12 +35,12 @@ from rewardsmith.eureka_loop.state import (
     candidate_key,
     mark,
 )
+from rewardsmith.jobs.score import BankScores, score_bank
+from rewardsmith.jobs.training import make_job
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.runs import candidate as candidate_files
 from rewardsmith.runs.candidate import CandidateFiles, candidates_on_disk
-from rewardsmith.sandbox.executor import Limits
-from rewardsmith.sandbox.score import BankScores, score_bank
-from rewardsmith.sandbox.training import make_job
+from rewardsmith.sandbox.types import Limits
 
 PREFERENCE_FILE = candidate_files.PREFERENCE
 FEEDBACK_FILE = candidate_files.PREFERENCE_FEEDBACK

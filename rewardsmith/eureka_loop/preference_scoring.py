@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.eureka_loop.bank import Record, episode_features
+from rewardsmith.jobs.score import BankScores
 from rewardsmith.prompts import render
-from rewardsmith.sandbox.score import BankScores
 
 CLEAR_FRACTION = 0.25  # of the bank's fitness std: closer pairs are not "clearly" ordered
 MIN_CLEAR_PAIRS = 20  # fewer than this and the bank cannot discriminate: pass, never guess

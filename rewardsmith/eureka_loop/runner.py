@@ -33,8 +33,8 @@ def _context(
 ) -> Context:
     from rewardsmith.eureka_loop.bank import bank_for, seed_bank
     from rewardsmith.eureka_loop.llm import Budget, LLMCall, LLMClient, LLMConfig
+    from rewardsmith.jobs.smoke import record_states
     from rewardsmith.sandbox.backends import choose_sandbox
-    from rewardsmith.sandbox.smoke import record_states
 
     task_file = run.path / TASK_COPY if config.task_file else None
     adapter = load_task(config.task_id, task_file)
@@ -281,7 +281,7 @@ def evaluate_run(
     if seeds is not None:
         config.eval_seeds = seeds
     if backend is not None:  # e.g. the best reward of an SB3 run, retrained on the JAX task
-        from rewardsmith.jax_backend import check_backend
+        from rewardsmith.rl.jax import check_backend
 
         check_backend(backend, config.task_id, bool(config.task_file))
         config.backend = Backend(backend)

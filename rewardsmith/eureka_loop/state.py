@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rewardsmith.eureka_loop.llm import Budget, ChatModel
     from rewardsmith.eureka_loop.reporter import Reporter
     from rewardsmith.runs.store import Run
-    from rewardsmith.sandbox.training import Sandbox
+    from rewardsmith.sandbox.types import Sandbox
 
 
 # Re-exported: the config lives in its own module, with the options it declares.

@@ -19,11 +19,11 @@ from rewardsmith.eureka_loop.state import (
     LoopState,
     mark,
 )
+from rewardsmith.jobs.records import read_training_state
+from rewardsmith.jobs.training import TrainOutcome, make_job, train_reward
 from rewardsmith.runs.atomic import write_bytes
 from rewardsmith.runs.candidate import TrainingFiles
-from rewardsmith.sandbox.executor import Limits
-from rewardsmith.sandbox.records import read_training_state
-from rewardsmith.sandbox.training import TrainOutcome, make_job, train_reward
+from rewardsmith.sandbox.types import Limits
 
 
 def train_in(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,9 @@ from rewardsmith.envs.schema import StateBatch
 from rewardsmith.reward.check import check_component_names, check_output, well_formed
 from rewardsmith.reward.describe import describe, message, user_traceback
 from rewardsmith.reward.errors import ErrorCategory, RewardError
+
+RewardFn = Callable[[Any, Any, Any], Any]
+"""A loaded reward: `compute_reward(state, action, next_state)` (the loader makes one)."""
 
 _NETWORK_ERRNOS = {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN}
 _ERRNO = OSError.__dict__["errno"]  # OSError's own field: a subclass property cannot stand in

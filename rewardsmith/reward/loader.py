@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import linecache
 import types
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from rewardsmith.reward.call import RewardFn
 from rewardsmith.reward.describe import describe, user_traceback
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.static import check_source
 from rewardsmith.reward.syntax import compile_module
 
 __all__ = ["RewardFn", "load_reward", "load_reward_source", "user_traceback"]
-
-RewardFn = Callable[[Any, Any, Any], Any]
 
 
 def load_reward(path: Path) -> RewardFn:

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.sandbox.executor import Limits, ProcessSandbox, SandboxUnavailable
-from rewardsmith.sandbox.training import Sandbox
+from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.types import Limits, Sandbox, SandboxUnavailable
 
-PROBE_MODULE = "rewardsmith.sandbox.docker.probe"
+PROBE_MODULE = "rewardsmith.programs.docker_probe"
 
 
 @dataclass

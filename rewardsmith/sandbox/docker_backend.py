@@ -52,8 +52,6 @@ from rewardsmith.sandbox.executor import (
     PROCESS_LIMIT_GRACE_S,
     TMP_BYTES,
     CappedReader,
-    Limits,
-    SandboxRun,
     interpreter_paths,
     rlimits,
     worker_environment,
@@ -68,6 +66,7 @@ from rewardsmith.sandbox.process_isolation import (
     SYSTEM_DIRS,
     listable_paths,
 )
+from rewardsmith.sandbox.types import Limits, SandboxRun
 
 _ULIMITS = {
     resource.RLIMIT_NOFILE: "nofile",
@@ -493,7 +492,7 @@ def check_worker(image: str = IMAGE) -> tuple[bool, str]:
     with tempfile.TemporaryDirectory(prefix="rewardsmith-doctor-") as tmp:
         job = Path(tmp)
         run = DockerSandbox(image, run_id="doctor").run(
-            "rewardsmith.sandbox.docker.probe", [], [job], Limits(wall_s=60, memory_mb=1024)
+            "rewardsmith.programs.docker_probe", [], [job], Limits(wall_s=60, memory_mb=1024)
         )
     if run.returncode == 0 and "rewardsmith worker ok" in run.output:
         return (

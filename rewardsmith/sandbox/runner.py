@@ -22,41 +22,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from rewardsmith.atomic import write_text
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.sandbox.disk_usage import DiskLimitExceeded, DiskWatch, Usage
-from rewardsmith.sandbox.executor import Limits, SandboxRun
+from rewardsmith.sandbox.types import Limits, Sandbox, SandboxRun
 from rewardsmith.sandbox.workdirs import Input, discard, fresh_dir, is_inside, remove, write_inputs
 from rewardsmith.sandbox.worker_files import MissingWorkerFile, WorkerFileError
 
 TAIL_CHARS = 2000
 MB = 1024 * 1024
 DISK_LIMIT = ErrorCategory.DISK_LIMIT
-
-
-class Sandbox(Protocol):
-    """A backend that runs worker modules confined (`ProcessSandbox`, `DockerSandbox`)."""
-
-    name: str
-
-    def run(
-        self,
-        module: str,
-        args: list[str],
-        writable: list[Path],
-        limits: Limits,
-        on_poll: Callable[[], None] | None = None,
-        readable: list[Path] | None = None,
-    ) -> SandboxRun:
-        """Run `python -m module *args` with `writable` the only writable paths, within `limits`.
-
-        `on_poll` is called while it waits (an exception from it kills the run and passes);
-        `readable` are extra read-only paths. A crash, timeout or limit comes back in the
-        `SandboxRun` for the caller to classify.
-        """
-        ...
 
 
 @dataclass

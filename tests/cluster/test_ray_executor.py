@@ -65,7 +65,7 @@ def executor(cluster: Any) -> Iterator[Any]:
 
 
 def _job(steps: int, seed: int = 0) -> Any:
-    from rewardsmith.sandbox.training import make_job
+    from rewardsmith.jobs.training import make_job
 
     return make_job(CARTPOLE, steps=steps, seed=seed)
 
@@ -99,7 +99,7 @@ def test_a_halving_rung_continues_on_the_cluster(executor: Any, tmp_path: Path) 
     """The saved state travels to the node with the job; the steps add up."""
     from dataclasses import replace
 
-    from rewardsmith.sandbox.records import read_training_state
+    from rewardsmith.jobs.records import read_training_state
 
     human = CARTPOLE.reward_source("human")
     first_job = replace(_job(4096), stop_at=2048)

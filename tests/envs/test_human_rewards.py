@@ -19,7 +19,7 @@ import pytest
 from rewardsmith.envs import list_tasks, load_task
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.reward.loader import RewardFn, load_reward
-from rewardsmith.sandbox.vec_reward import (
+from rewardsmith.rl.sb3.vec_reward import (
     STATE_KEY,
     ContractRewardVecEnv,
     InProcessReward,

@@ -12,8 +12,8 @@ import pytest
 from rewardsmith.envs import StateBatch, TaskNotFoundError, list_tasks, load_task
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.envs.schema import Field, FieldRecord, StateSchema
-from rewardsmith.sandbox.rollout import random_policy, rollout_episodes
-from rewardsmith.sandbox.vec_reward import STATE_KEY, StateFieldsWrapper, make_vec_env, stack_fields
+from rewardsmith.rl.rollout import random_policy, rollout_episodes
+from rewardsmith.rl.sb3.vec_reward import STATE_KEY, StateFieldsWrapper, make_vec_env, stack_fields
 
 BUILT_INS = list_tasks()
 MUJOCO = ["halfcheetah", "hopper", "walker2d", "ant", "humanoid"]

@@ -14,8 +14,8 @@ from rewardsmith.envs.adapter import Episode
 from rewardsmith.envs.task_file import FileTask, TaskFileError, load_task_file
 from rewardsmith.reward.call import call_reward
 from rewardsmith.reward.loader import load_reward
-from rewardsmith.sandbox.rollout import random_policy, rollout_episodes
-from rewardsmith.sandbox.vec_reward import STATE_KEY, StateFieldsWrapper, make_vec_env
+from rewardsmith.rl.rollout import random_policy, rollout_episodes
+from rewardsmith.rl.sb3.vec_reward import STATE_KEY, StateFieldsWrapper, make_vec_env
 
 EXAMPLES = Path(__file__).parents[2] / "rewardsmith" / "envs" / "examples"
 CARTPOLE = EXAMPLES / "cartpole_task.toml"

@@ -12,9 +12,9 @@ from rewardsmith.eureka_loop.plan import plan_message, training_steps
 from rewardsmith.eureka_loop.reporter import NullReporter
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.jobs.training import make_job
 from rewardsmith.runs.store import RunStore
 from rewardsmith.runs.views import load_view
-from rewardsmith.sandbox.training import make_job
 from tests.fake_model import ScriptedModel
 
 TOWARD_GOAL = """Pay for progress toward the goal.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rewardsmith.envs import load_task
 from rewardsmith.eureka_loop.plan import plan_message, training_steps
 from rewardsmith.eureka_loop.state import LoopConfig
-from rewardsmith.sandbox.training import make_job
+from rewardsmith.jobs.training import make_job
 
 
 def test_the_plan_counts_every_candidate_and_every_evaluation_arm() -> None:

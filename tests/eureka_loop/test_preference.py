@@ -21,9 +21,9 @@ from rewardsmith.eureka_loop.preference_scoring import (
 )
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.jobs.score import score_bank
 from rewardsmith.runs.store import RunStore
 from rewardsmith.sandbox.executor import ProcessSandbox
-from rewardsmith.sandbox.score import score_bank
 from tests.eureka_loop.rewards import GOOD_ALIVE, GOOD_UPRIGHT
 
 

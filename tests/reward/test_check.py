@@ -18,8 +18,8 @@ from rewardsmith.envs import load_task
 from rewardsmith.reward.check import check_output
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.loader import load_reward
-from rewardsmith.sandbox.reward_process import RewardProcess
-from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv, call_reward, make_vec_env
+from rewardsmith.rl.reward_process import RewardProcess
+from rewardsmith.rl.sb3.vec_reward import ContractRewardVecEnv, call_reward, make_vec_env
 
 E = ErrorCategory
 N = 4

@@ -14,10 +14,10 @@ import pytest
 
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
+from rewardsmith.jobs.smoke import record_states
 from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
 from rewardsmith.sandbox.executor import ProcessSandbox
-from rewardsmith.sandbox.smoke import record_states
-from rewardsmith.sandbox.training import Sandbox
+from rewardsmith.sandbox.types import Sandbox
 
 
 @pytest.fixture(

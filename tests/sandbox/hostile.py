@@ -86,7 +86,7 @@ def as_reward(plants: list[list[str]], preamble: str) -> str:
 class Impostor:
     """A sandbox that runs this module, in the real sandbox, in place of the named programs.
 
-    `fakes` maps a module (`rewardsmith.sandbox.worker`, `...smoke`) to its plants and how long
+    `fakes` maps a module (`rewardsmith.programs.train_sb3`, `...smoke`) to its plants and how long
     the fake then stays alive; other modules run for real. The fake gets the same writable
     directory, limits and polling as the real program, so the test exercises the orchestrator
     exactly as a compromised worker would.

@@ -24,12 +24,13 @@ from pathlib import Path
 import pytest
 
 import rewardsmith
+from rewardsmith.jobs.smoke import SmokeReport, smoke_test
+from rewardsmith.jobs.training import TrainOutcome, make_job, train_reward
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.static import check_source
 from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
-from rewardsmith.sandbox.executor import Limits, ProcessSandbox
-from rewardsmith.sandbox.smoke import SmokeReport, smoke_test
-from rewardsmith.sandbox.training import Sandbox, TrainOutcome, make_job, train_reward
+from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.types import Limits, Sandbox
 
 E = ErrorCategory
 LIMITS = Limits(wall_s=45, memory_mb=2048, processes=64, output_bytes=64_000)

@@ -13,9 +13,9 @@ import pytest
 from rewardsmith.envs import load_task
 from rewardsmith.eureka_loop.bank import TrajectoryBank, seed_bank
 from rewardsmith.eureka_loop.state import Cancelled
+from rewardsmith.jobs.score import SCORE_WALL_S, score_bank
+from rewardsmith.jobs.smoke import SMOKE_WALL_S, record_states, smoke_test
 from rewardsmith.sandbox.executor import ProcessSandbox
-from rewardsmith.sandbox.score import SCORE_WALL_S, score_bank
-from rewardsmith.sandbox.smoke import SMOKE_WALL_S, record_states, smoke_test
 
 CARTPOLE = load_task("cartpole")
 SPINS = "def compute_reward(state, action, next_state):\n    while True:\n        pass\n"

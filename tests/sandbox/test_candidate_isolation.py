@@ -20,8 +20,8 @@ import pytest
 
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
-from rewardsmith.sandbox.executor import Limits
-from rewardsmith.sandbox.training import Sandbox, TrainOutcome, make_job, train_reward
+from rewardsmith.jobs.training import TrainOutcome, make_job, train_reward
+from rewardsmith.sandbox.types import Limits, Sandbox
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 LIMITS = Limits(wall_s=120, memory_mb=2048, processes=64, output_bytes=64_000)

@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 import rewardsmith
-from rewardsmith.sandbox.executor import Limits, ProcessSandbox
+from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.types import Limits
 
 LIMITS = Limits(wall_s=60, memory_mb=1024, processes=64)
 ROOT = os.geteuid() == 0
@@ -418,7 +419,7 @@ def test_auto_refuses_when_nothing_confines(
             choose_sandbox(name)
         assert "bubblewrap" in str(refused.value) and "Landlock" in str(refused.value)
     with pytest.raises(ValueError, match="--sandbox none"):
-        ProcessSandbox().run("rewardsmith.sandbox.docker.probe", [], [tmp_path], LIMITS)
+        ProcessSandbox().run("rewardsmith.programs.docker_probe", [], [tmp_path], LIMITS)
 
 
 def test_sandbox_none_runs_unconfined_with_a_loud_warning(
@@ -429,7 +430,7 @@ def test_sandbox_none_runs_unconfined_with_a_loud_warning(
     chosen = choose_sandbox("none")
     assert chosen.sandbox.name == "none" and "UNCONFINED" in chosen.describe()
     assert "WARNING" in capsys.readouterr().err
-    run = chosen.sandbox.run("rewardsmith.sandbox.docker.probe", [], [tmp_path], LIMITS)
+    run = chosen.sandbox.run("rewardsmith.programs.docker_probe", [], [tmp_path], LIMITS)
     assert run.returncode == 0, run.output
     assert any("UNCONFINED" in w for w in run.warnings)
 

@@ -17,13 +17,14 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 from rewardsmith.envs import load_task
 from rewardsmith.envs.schema import StateBatch
+from rewardsmith.jobs.training import make_job, train_reward
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.loader import load_reward
-from rewardsmith.sandbox.deferred_rewards import deferred_ppo_kwargs
-from rewardsmith.sandbox.policy_io import build_model
-from rewardsmith.sandbox.reward_process import RewardProcess
-from rewardsmith.sandbox.training import Sandbox, make_job, train_reward
-from rewardsmith.sandbox.vec_reward import ContractRewardVecEnv, InProcessReward, make_vec_env
+from rewardsmith.rl.reward_process import RewardProcess
+from rewardsmith.rl.sb3.deferred_rewards import deferred_ppo_kwargs
+from rewardsmith.rl.sb3.policy_io import build_model
+from rewardsmith.rl.sb3.vec_reward import ContractRewardVecEnv, InProcessReward, make_vec_env
+from rewardsmith.sandbox.types import Sandbox
 from tests.sandbox.test_bad_rewards import LIMITS, OK_RETURN, expect
 from tests.sandbox.test_bad_rewards import reward as reward_module
 from tests.sandbox.test_reward_process import _fake_reward

@@ -15,13 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rewardsmith.envs.adapter import TaskAdapter
+from rewardsmith.jobs.score import score_bank
+from rewardsmith.jobs.smoke import smoke_test
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.sandbox.disk_usage import MAX_DEPTH, measure
-from rewardsmith.sandbox.executor import Limits, SandboxRun
 from rewardsmith.sandbox.runner import run_job
-from rewardsmith.sandbox.score import score_bank
-from rewardsmith.sandbox.smoke import smoke_test
-from rewardsmith.sandbox.training import Sandbox
+from rewardsmith.sandbox.types import Limits, Sandbox, SandboxRun
 from tests.sandbox.hostile import as_reward
 
 MB = 1024 * 1024

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from rewardsmith.envs.adapter import TaskAdapter
+from rewardsmith.jobs.score import score_bank
+from rewardsmith.jobs.smoke import smoke_test
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
-from rewardsmith.sandbox.executor import Limits
-from rewardsmith.sandbox.score import score_bank
-from rewardsmith.sandbox.smoke import smoke_test
 from rewardsmith.sandbox.syscall import COMMON_SYSCALLS
+from rewardsmith.sandbox.types import Limits
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 LIMITS = Limits(wall_s=60, memory_mb=2048, processes=64, output_bytes=64_000)
@@ -106,7 +106,7 @@ def test_bank_scoring_refuses_io_uring_ptrace_and_sockets(
 
 def test_every_run_records_the_launcher_s_mechanisms(docker: DockerSandbox, tmp_path: Path) -> None:
     """The probe worker (what `doctor` runs) sees no TCP socket; the run names what held it."""
-    run = docker.run("rewardsmith.sandbox.docker.probe", [], [tmp_path], LIMITS)
+    run = docker.run("rewardsmith.programs.docker_probe", [], [tmp_path], LIMITS)
     assert run.returncode == 0, run.output
     facts = json.loads(run.output.strip().splitlines()[-1])
     assert facts["tcp_socket"] is False
@@ -150,7 +150,7 @@ def test_a_program_the_launcher_cannot_confine_never_runs(
         return config
 
     monkeypatch.setattr(DockerSandbox, "_host_config", no_seccomp)
-    run = docker.run("rewardsmith.sandbox.docker.probe", [], [tmp_path], LIMITS)
+    run = docker.run("rewardsmith.programs.docker_probe", [], [tmp_path], LIMITS)
     assert run.returncode == 126, run.output
     assert "rewardsmith worker ok" not in run.output
     assert "not confined" in run.output

@@ -116,10 +116,10 @@ def test_every_path_out_of_the_backend_removes_the_container(
     attach that fails: none leaves a container behind."""
     from rewardsmith.sandbox import docker_backend
     from rewardsmith.sandbox.docker_backend import DockerSandbox
-    from rewardsmith.sandbox.executor import Limits
+    from rewardsmith.sandbox.types import Limits
 
     sandbox = DockerSandbox()  # its containers are found by their mount of tmp_path
-    module = "rewardsmith.sandbox.docker.probe"
+    module = "rewardsmith.programs.docker_probe"
 
     def interrupt() -> None:
         assert _mounting(client, tmp_path), "the container should be running"

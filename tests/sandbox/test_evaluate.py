@@ -10,21 +10,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rewardsmith import job_spec as files
 from rewardsmith.envs import load_task
-from rewardsmith.sandbox import job as files
-from rewardsmith.sandbox.evaluate import untrainable
-from rewardsmith.sandbox.policy_io import build_model, load_policy, save_policy
-from rewardsmith.sandbox.training import make_job
-from rewardsmith.sandbox.vec_reward import make_vec_env
+from rewardsmith.jobs.training import make_job
+from rewardsmith.programs.evaluate_sb3 import untrainable
+from rewardsmith.rl.sb3.policy_io import build_model, load_policy, save_policy
+from rewardsmith.rl.sb3.vec_reward import make_vec_env
 
 PROBE = """
 import sys
 from pathlib import Path
 from rewardsmith.envs import load_task
-from rewardsmith.sandbox.evaluate import untrainable
-from rewardsmith.sandbox.job import TrainJob
-from rewardsmith.sandbox.policy_io import build_model
-from rewardsmith.sandbox.vec_reward import make_vec_env
+from rewardsmith.programs.evaluate_sb3 import untrainable
+from rewardsmith.job_spec import TrainJob
+from rewardsmith.rl.sb3.policy_io import build_model
+from rewardsmith.rl.sb3.vec_reward import make_vec_env
 
 job = TrainJob.read(Path(sys.argv[1]))
 build_model(untrainable(job), make_vec_env(load_task(job.task_id), job.n_envs, job.seed))
@@ -59,7 +59,7 @@ def test_the_untrainable_policy_acts_as_the_trained_one(tmp_path: Path) -> None:
 def test_the_evaluator_exits_with_its_code_and_its_output_flushed(tmp_path: Path) -> None:
     """`exit_now` skips the teardown, not the buffered output the orchestrator keeps as the log."""
     code = (
-        "from rewardsmith.sandbox.fast_exit import exit_now; print('written', end=''); exit_now(3)"
+        "from rewardsmith.programs.fast_exit import exit_now; print('written', end=''); exit_now(3)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 3 and done.stdout == "written"

@@ -1,6 +1,6 @@
 """The sandbox backends' own guarantees, checked fast: what a worker sees, and how failures read.
 
-The live checks start the probe worker (`rewardsmith.sandbox.docker.probe`, also what `rewardsmith
+The live checks start the probe worker (`rewardsmith.programs.docker_probe`, also what `rewardsmith
 doctor` runs) in each backend and assert what it reports: its uid, capabilities, network
 interfaces, environment and which directories it can write.
 """
@@ -19,20 +19,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from rewardsmith.jobs.training import classify_failure
 from rewardsmith.reward.call import exception_category
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.sandbox.backends import choose_sandbox, live_check
 from rewardsmith.sandbox.cgroup import RunCgroup
 from rewardsmith.sandbox.docker.image import rootfs_tar
 from rewardsmith.sandbox.docker_backend import docker_status
-from rewardsmith.sandbox.executor import (
-    CappedOutput,
-    Limits,
-    ProcessSandbox,
-    SandboxRun,
-    worker_environment,
-)
-from rewardsmith.sandbox.training import Sandbox, classify_failure
+from rewardsmith.sandbox.executor import CappedOutput, ProcessSandbox, worker_environment
+from rewardsmith.sandbox.types import Limits, Sandbox, SandboxRun
 
 E = ErrorCategory
 CANARY = "sk-canary-0123456789abcdef"
@@ -61,7 +56,7 @@ def test_without_bubblewrap_landlock_keeps_the_root_read_only_and_cuts_the_netwo
     if not sandbox.landlock:
         pytest.skip("this kernel has no Landlock")
     run = sandbox.run(
-        "rewardsmith.sandbox.docker.probe", [], [tmp_path], Limits(wall_s=60, memory_mb=1024)
+        "rewardsmith.programs.docker_probe", [], [tmp_path], Limits(wall_s=60, memory_mb=1024)
     )
     assert run.returncode == 0, run.output
     if sandbox.unshare:  # without namespaces it warns that seccomp alone keeps the network out

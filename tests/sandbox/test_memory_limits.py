@@ -17,11 +17,12 @@ import pytest
 
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
+from rewardsmith.jobs.training import TrainOutcome, make_job, train_reward
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.sandbox.cgroup import RunCgroup
-from rewardsmith.sandbox.executor import Limits, ProcessSandbox
+from rewardsmith.sandbox.executor import ProcessSandbox
 from rewardsmith.sandbox.process_isolation import interpreter_paths
-from rewardsmith.sandbox.training import TrainOutcome, make_job, train_reward
+from rewardsmith.sandbox.types import Limits
 
 LIMITS = Limits(wall_s=90, memory_mb=2048, processes=64, output_bytes=64_000)
 # 6 GB of memfd pages (8 files of 768 MB, in 64 MB pieces) at the first reward call: 3x the

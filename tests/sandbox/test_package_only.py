@@ -16,8 +16,7 @@ import pytest
 
 import rewardsmith
 from rewardsmith.sandbox import process_isolation
-from rewardsmith.sandbox.executor import Limits
-from rewardsmith.sandbox.training import Sandbox
+from rewardsmith.sandbox.types import Limits, Sandbox
 
 PACKAGE = Path(rewardsmith.__file__).resolve().parent
 CANARY = "sk-canary-checkout-0d9e"

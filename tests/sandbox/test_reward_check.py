@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from rewardsmith.atomic import SCHEMA_VERSION
+from rewardsmith.jobs.score import score_bank
+from rewardsmith.jobs.smoke import SmokeReport, smoke_test
 from rewardsmith.reward.errors import ErrorCategory
-from rewardsmith.sandbox.executor import Limits, SandboxRun
-from rewardsmith.sandbox.score import score_bank
-from rewardsmith.sandbox.smoke import SmokeReport, smoke_test
+from rewardsmith.sandbox.types import Limits, SandboxRun
 
 SOURCE = "def compute_reward(state, action, next_state): ...\n"
 

@@ -21,9 +21,9 @@ import pytest
 from rewardsmith.envs import load_task
 from rewardsmith.envs.schema import StateBatch
 from rewardsmith.reward.errors import ErrorCategory, RewardError
-from rewardsmith.sandbox import reward_wire as wire
-from rewardsmith.sandbox.reward_process import RewardProcess, RewardProcessDied
-from rewardsmith.sandbox.training import Sandbox
+from rewardsmith.rl import reward_wire as wire
+from rewardsmith.rl.reward_process import RewardProcess, RewardProcessDied
+from rewardsmith.sandbox.types import Sandbox
 from tests.sandbox.test_bad_rewards import ESCAPE, LIMITS, MODULES, expect, reward, train
 
 E = ErrorCategory
@@ -221,7 +221,7 @@ def test_a_huge_reply_is_refused_before_it_is_read() -> None:
 
 def test_nonfinite_values_are_caught_by_the_learner_too(tmp_path: Path) -> None:
     """Even if the reward process lied about checking its result, NaN never reaches training."""
-    from rewardsmith.sandbox.reward_process import _checked
+    from rewardsmith.rl.reward_process import _checked
 
     with pytest.raises(RewardError) as caught:
         _checked(np.ones(3), {"a": np.array([1.0, np.nan, 1.0])}, step=9)

@@ -17,8 +17,8 @@ import pytest
 from rewardsmith.envs import load_task
 from rewardsmith.envs.schema import StateBatch
 from rewardsmith.reward.errors import ErrorCategory, RewardError
-from rewardsmith.sandbox.reward_process import RewardProcess
-from rewardsmith.sandbox.training import Sandbox
+from rewardsmith.rl.reward_process import RewardProcess
+from rewardsmith.sandbox.types import Sandbox
 from tests.sandbox.test_bad_rewards import ESCAPE, MODULES, OK_RETURN, reward, train
 from tests.sandbox.test_reward_process import _fake_reward
 
@@ -79,7 +79,7 @@ def test_components_the_wire_cannot_carry_are_a_contract_error(components: str, 
 FORGED = ["own user and PID namespaces", "landlock v99 (forged)", "seccomp"]
 # Claims a stronger confinement than the host has, in the message the learner used to keep.
 FORGE_READY = f"""\
-wire = {MODULES}['rewardsmith.sandbox.reward_wire']
+wire = {MODULES}['rewardsmith.rl.reward_wire']
 
 def forged_ready(self, *args, **kwargs):
     self._send(wire._json({{'op': 'ready', 'mechanisms': {FORGED!r}}}))
@@ -112,7 +112,7 @@ def test_a_second_confinement_claim_breaks_the_protocol() -> None:
     source = reward(
         OK_RETURN,
         ESCAPE
-        + f"wire = {MODULES}['rewardsmith.sandbox.reward_wire']\n"
+        + f"wire = {MODULES}['rewardsmith.rl.reward_wire']\n"
         + "fd = int(imp('sys').argv[2])\n"
         + f"frame = wire._json({{'op': 'confined', 'mechanisms': {FORGED!r}}})\n"
         + "imp('os').write(fd, len(frame).to_bytes(4, imp('sys').byteorder) + frame)\n",

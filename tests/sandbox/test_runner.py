@@ -23,15 +23,15 @@ import pytest
 from rewardsmith.atomic import SCHEMA_VERSION
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
+from rewardsmith.job_spec import TrainJob
+from rewardsmith.jobs import training
+from rewardsmith.jobs.score import score_bank
+from rewardsmith.jobs.smoke import smoke_test
+from rewardsmith.jobs.training import TrainOutcome, make_job, train_reward
 from rewardsmith.reward.errors import ErrorCategory, RewardError
-from rewardsmith.sandbox import training
 from rewardsmith.sandbox.backends import live_check
-from rewardsmith.sandbox.executor import Limits, SandboxRun
-from rewardsmith.sandbox.job import TrainJob
 from rewardsmith.sandbox.runner import classify_failure, run_job
-from rewardsmith.sandbox.score import score_bank
-from rewardsmith.sandbox.smoke import smoke_test
-from rewardsmith.sandbox.training import Sandbox, TrainOutcome, make_job, train_reward
+from rewardsmith.sandbox.types import Limits, Sandbox, SandboxRun
 from tests.sandbox.hostile import Impostor, as_reward
 
 E = ErrorCategory
@@ -41,7 +41,7 @@ ESCAPE = (
     'import typing\nimport numpy as np\nimp = vars(getattr(typing, "s" + "ys"))["mod" + "ules"]'
     "['importlib'].import_module\n"
 )
-WORKER = "rewardsmith.sandbox.worker"
+WORKER = "rewardsmith.programs.train_sb3"
 SECRET = "SECRET-" + "5e3b9a0c7d21"
 HOST_TEXT = "# a .pth file: the next rewardsmith process runs this line\n"
 STEPS = 256
@@ -114,8 +114,8 @@ def peak_rss_mb() -> float:
 
 
 CHECKS = {
-    "smoke": ("smoke.log", "states.npz", "rewardsmith.sandbox.smoke"),
-    "score": ("score.log", "bank.npz", "rewardsmith.sandbox.score"),
+    "smoke": ("smoke.log", "states.npz", "rewardsmith.programs.smoke"),
+    "score": ("score.log", "bank.npz", "rewardsmith.programs.score"),
 }
 
 
@@ -285,7 +285,7 @@ def test_a_forged_evaluation_is_a_named_error(
     forged = json.dumps({**V, "fitness": "500", "success_rate": None, "fitness_per_episode": "all"})
     fakes = {
         WORKER: ([["result.json", "text", OK]], 0.0),
-        "rewardsmith.sandbox.evaluate": ([["evaluation.json", "text", forged]], 0.0),
+        "rewardsmith.programs.evaluate_sb3": ([["evaluation.json", "text", forged]], 0.0),
     }
     outcome = train_with(cartpole, sandbox, tmp_path, fakes)
     named(outcome, BAD, "evaluation.json")
@@ -305,7 +305,7 @@ def test_a_forged_evaluation_is_a_named_error(
 def test_a_garbled_smoke_record_is_a_named_error(
     cartpole: TaskAdapter, sandbox: Sandbox, states: Path, tmp_path: Path, record: str
 ) -> None:
-    fakes = {"rewardsmith.sandbox.smoke": ([["smoke.json", "text", record]], 0.0)}
+    fakes = {"rewardsmith.programs.smoke": ([["smoke.json", "text", record]], 0.0)}
     runner = Impostor(sandbox, fakes, tmp_path / "hostile")
     report = smoke_test(cartpole, "...", tmp_path / "cand" / "smoke", states, runner, LIMITS)
     named(report, BAD, "smoke.json")
@@ -331,7 +331,7 @@ def test_a_garbled_bank_score_is_a_named_error(
 ) -> None:
     """The scores must be numbers, one per bank episode (the states file holds 4)."""
     text = json.dumps({**V, "status": "ok", **record})
-    fakes = {"rewardsmith.sandbox.score": ([["score.json", "text", text]], 0.0)}
+    fakes = {"rewardsmith.programs.score": ([["score.json", "text", text]], 0.0)}
     runner = Impostor(sandbox, fakes, tmp_path / "hostile")
     scores = score_bank("...", tmp_path / "cand" / "preference", states, runner, LIMITS)
     named(scores, BAD, "score.json")
@@ -349,7 +349,7 @@ def test_a_good_fake_record_still_passes(
         "per_step": [0.5] * 4,
         "components": {"alive": [1.0, 2.0, 3.0, 4.0]},
     }
-    fakes = {"rewardsmith.sandbox.score": ([["score.json", "text", json.dumps(record)]], 0.0)}
+    fakes = {"rewardsmith.programs.score": ([["score.json", "text", json.dumps(record)]], 0.0)}
     runner = Impostor(sandbox, fakes, tmp_path / "hostile")
     scores = score_bank("...", tmp_path / "cand" / "preference", states, runner, LIMITS)
     assert scores.ok, scores.error

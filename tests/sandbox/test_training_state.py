@@ -10,15 +10,16 @@ import pytest
 import torch
 from stable_baselines3.common.vec_env import VecNormalize
 
+from rewardsmith import job_spec as files
 from rewardsmith.envs import load_task
-from rewardsmith.sandbox import job as files
-from rewardsmith.sandbox.deferred_rewards import ReturnScaler
-from rewardsmith.sandbox.executor import Limits, ProcessSandbox
-from rewardsmith.sandbox.policy_io import algorithm_kwargs, build_model
-from rewardsmith.sandbox.records import read_training_state
-from rewardsmith.sandbox.training import make_job, train_reward
-from rewardsmith.sandbox.training_state import restore_training_state, save_training_state
-from rewardsmith.sandbox.vec_reward import make_vec_env
+from rewardsmith.jobs.records import read_training_state
+from rewardsmith.jobs.training import make_job, train_reward
+from rewardsmith.rl.sb3.deferred_rewards import ReturnScaler
+from rewardsmith.rl.sb3.policy_io import algorithm_kwargs, build_model
+from rewardsmith.rl.sb3.training_state import restore_training_state, save_training_state
+from rewardsmith.rl.sb3.vec_reward import make_vec_env
+from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.types import Limits
 
 PENDULUM = load_task("pendulum")
 LIMITS = Limits(wall_s=300)

@@ -15,14 +15,15 @@ from typing import Any
 import numpy as np
 import pytest
 
+from rewardsmith import job_spec as files
 from rewardsmith.atomic import SCHEMA_VERSION
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
+from rewardsmith.jobs.training import TrainOutcome, make_job, train_reward
 from rewardsmith.reward.errors import ErrorCategory
-from rewardsmith.sandbox import job as files
-from rewardsmith.sandbox.executor import Limits, ProcessSandbox
-from rewardsmith.sandbox.training import TrainOutcome, make_job, train_reward
-from rewardsmith.sandbox.trajectories import load_episodes
+from rewardsmith.rl.trajectories import load_episodes
+from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.types import Limits
 
 pytestmark = pytest.mark.slow
 

@@ -20,8 +20,7 @@ import pytest
 
 from rewardsmith.envs import load_task
 from rewardsmith.eureka_loop.bank import TrajectoryBank
-from rewardsmith.reward.errors import ErrorCategory, RewardError
-from rewardsmith.sandbox.records import (
+from rewardsmith.jobs.records import (
     BadRecord,
     check_checkpoint,
     check_result,
@@ -30,8 +29,9 @@ from rewardsmith.sandbox.records import (
     read_progress,
     read_trajectories,
 )
-from rewardsmith.sandbox.rollout import random_policy, rollout_episodes, summarize
-from rewardsmith.sandbox.trajectories import save_episodes
+from rewardsmith.reward.errors import ErrorCategory, RewardError
+from rewardsmith.rl.rollout import random_policy, rollout_episodes, summarize
+from rewardsmith.rl.trajectories import save_episodes
 from rewardsmith.sandbox.worker_files import (
     MissingWorkerFile,
     WorkerFileError,

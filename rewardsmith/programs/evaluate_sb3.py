@@ -1,0 +1,68 @@
+"""The evaluator: score a trained policy on the task's fitness, without any candidate reward code.
+
+Runs as `python -m rewardsmith.programs.evaluate_sb3 EVAL_DIR POLICY_DIR`, after the training worker has
+exited. It reads its job from EVAL_DIR (written by the orchestrator, out of the worker's reach),
+loads only tensors from POLICY_DIR (`weights_only`, no pickle), and writes the fitness that selects
+candidates, plus the evaluation trajectories, to EVAL_DIR.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from rewardsmith import job_spec as files
+from rewardsmith.envs import load_task
+from rewardsmith.job_spec import TrainJob
+from rewardsmith.rl.rollout import rollout_episodes, write_evaluation
+from rewardsmith.rl.sb3.policy_io import build_model, load_policy, obs_normalizer
+from rewardsmith.rl.sb3.vec_reward import make_vec_env
+
+FINAL_EVAL_SEED = 20_000
+
+
+class _NoOptimizer:
+    """Stands in for the policy's optimizer: the evaluator never trains, and building one of
+    torch's optimizers imports torch's compiler stack (measured ~1.4 s on two cores, and more to
+    tear down). SAC's entropy coefficient still gets its own optimizer; PPO builds none."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def untrainable(job: TrainJob) -> TrainJob:
+    """The job with `_NoOptimizer` as the policy's optimizer; everything else as trained."""
+    hyperparams = dict(job.hyperparams)
+    policy_kwargs = dict(hyperparams.get("policy_kwargs", {}))
+    policy_kwargs["optimizer_class"] = _NoOptimizer
+    hyperparams["policy_kwargs"] = policy_kwargs
+    return dataclasses.replace(job, hyperparams=hyperparams)
+
+
+def main(eval_dir: Path, policy_dir: Path) -> int:
+    """Rebuild the model from the trusted job, load only the worker's weights, write the fitness."""
+    job = TrainJob.read(eval_dir)
+    torch.set_num_threads(job.torch_threads)
+    adapter = load_task(job.task_id, eval_dir / files.TASK_FILE if job.uses_task_file else None)
+    # The model is rebuilt from trusted hyperparameters; only its weights come from the worker.
+    model = build_model(untrainable(job), make_vec_env(adapter, job.n_envs, job.seed))
+    load_policy(model, policy_dir / files.POLICY_FILE)
+    normalize = obs_normalizer(policy_dir / files.OBS_STATS_FILE) if job.normalize_obs else None
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        return model.predict(normalize(obs) if normalize else obs, deterministic=True)[0]
+
+    episodes = rollout_episodes(adapter, policy, job.eval_episodes * 2, FINAL_EVAL_SEED + job.seed)
+    write_evaluation(adapter, episodes, eval_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    from rewardsmith.programs.fast_exit import exit_now
+
+    exit_now(main(Path(sys.argv[1]), Path(sys.argv[2])))  # everything is written: skip teardown

@@ -1,0 +1,1 @@
+"""Trusted RL plumbing that both the orchestrator and the sandboxed programs use."""

@@ -1,0 +1,1 @@
+"""Stable-Baselines3 plumbing: the contract reward as a VecEnv wrapper, policy files, training state."""

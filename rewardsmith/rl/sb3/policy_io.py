@@ -1,0 +1,96 @@
+"""Build SB3 models from a job, and save/load policies as plain tensors (no pickle on load)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from stable_baselines3 import PPO, SAC
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.utils import LinearSchedule
+
+from rewardsmith.job_spec import TrainJob
+
+ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
+_ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh, "elu": torch.nn.ELU}
+
+
+def _schedule(value: Any) -> Any:
+    """rl-zoo style: "lin_0.001" is a learning rate decaying linearly from 0.001 to 0."""
+    if isinstance(value, str) and value.startswith("lin_"):
+        start = float(value[4:])
+        return LinearSchedule(start, 0.0, 1.0)
+    return value
+
+
+class _SpanningSchedule:
+    """A schedule of the job's whole run, for a learner that stops early (`TrainJob.stop_at`).
+
+    SB3 passes the progress left of the current `learn` call, which ends at `target` steps; the
+    schedule is asked at the progress left of the whole `steps`-long run, so a run continued in
+    stages sees the learning rate an uninterrupted one would."""
+
+    def __init__(self, schedule: Any, target: int, steps: int) -> None:
+        self.schedule, self.fraction = schedule, target / steps
+
+    def __call__(self, progress_remaining: float) -> Any:
+        return self.schedule(1.0 - (1.0 - progress_remaining) * self.fraction)
+
+
+def algorithm_kwargs(job: TrainJob) -> dict[str, Any]:
+    """The job's hyperparameters as SB3 constructor arguments."""
+    kwargs = {key: _schedule(value) for key, value in job.hyperparams.items()}
+    if job.target_steps != job.steps:
+        kwargs = {
+            key: _SpanningSchedule(value, job.target_steps, job.steps) if callable(value) else value
+            for key, value in kwargs.items()
+        }
+    policy_kwargs = dict(kwargs.pop("policy_kwargs", {}))
+    if "activation_fn" in policy_kwargs:
+        policy_kwargs["activation_fn"] = _ACTIVATIONS[policy_kwargs["activation_fn"]]
+    if job.algo == "sac":
+        policy_kwargs.pop("ortho_init", None)
+    kwargs["policy_kwargs"] = policy_kwargs
+    return kwargs
+
+
+def build_model(job: TrainJob, env: Any, verbose: int = 0, **extra: Any) -> BaseAlgorithm:
+    """The job's algorithm on `env`; `extra` are constructor arguments of ours (not the job's)."""
+    if job.algo not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {job.algo!r}; choose one of {sorted(ALGORITHMS)}")
+    return ALGORITHMS[job.algo](
+        "MlpPolicy",
+        env,
+        seed=job.seed,
+        verbose=verbose,
+        device="cpu",
+        **algorithm_kwargs(job),
+        **extra,
+    )
+
+
+def save_policy(model: BaseAlgorithm, path: Path) -> None:
+    """Save the policy's tensors only (a state dict), so `load_policy` can refuse anything else."""
+    torch.save(model.policy.state_dict(), path)
+
+
+def load_policy(model: BaseAlgorithm, path: Path) -> None:
+    """Load weights only: `weights_only=True` refuses any pickled code a candidate might plant."""
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    model.policy.load_state_dict(state)
+
+
+def save_obs_stats(mean: np.ndarray, var: np.ndarray, path: Path, **extra: Any) -> None:
+    """The observation statistics the evaluator needs; `extra` arrays let training continue."""
+    np.savez(path, mean=mean, var=var, **extra)
+
+
+def obs_normalizer(path: Path, clip: float = 10.0, epsilon: float = 1e-8) -> Any:
+    """VecNormalize's observation transform, rebuilt from saved statistics without pickle."""
+    with np.load(path, allow_pickle=False) as stats:
+        mean, var = stats["mean"], stats["var"]
+    return lambda obs: np.clip((obs - mean) / np.sqrt(var + epsilon), -clip, clip).astype(
+        np.float32
+    )
