@@ -45,3 +45,11 @@ class ExecutorChoice(StrEnum):
 
     LOCAL = "local"
     RAY = "ray"
+
+
+class Videos(StrEnum):
+    """Which trained policies get a rollout video (an MP4 beside the candidate's files)."""
+
+    NONE = "none"
+    BEST = "best"
+    ALL = "all"

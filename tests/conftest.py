@@ -14,6 +14,9 @@ from tests.llm_fixtures import no_remote_network, scripted_llm  # noqa: F401
 # sweeps orphan containers that a Docker hygiene test, on another worker, planted on purpose.
 # `REWARDSMITH_SANDBOX=auto pytest` runs those tests through Docker instead.
 os.environ.setdefault("REWARDSMITH_SANDBOX", "process")
+# Filming costs each loop run a sandboxed program per round; the tests that are about videos
+# (tests/eureka_loop/test_videos.py, tests/jobs/test_video.py) ask for them by name.
+os.environ.setdefault("REWARDSMITH_VIDEOS", "none")
 
 
 # The files that take longest (mostly XLA compiling MJX programs), measured in one process on two

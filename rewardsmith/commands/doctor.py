@@ -75,11 +75,13 @@ def doctor(
         auto, refusal = "refuses", str(exc)
     stale, swept = _stale_containers(sweep)
     jax = _jax_status()
+    rendering = _rendering_status()
     cluster = _cluster_status(address) if executor == "ray" else None
     if as_json:
         print_json(
             {"backends": [s.to_dict() for s in statuses], "auto": auto}
             | {"stale_containers": stale, "swept_containers": swept, "jax": jax}
+            | {"rendering": rendering}
             | ({"cluster": cluster} if cluster is not None else {})
         )
         return
@@ -103,6 +105,7 @@ def doctor(
         console.print(f"--sandbox auto uses [bold]{auto}[/] here.")
     _print_stale(stale, swept)
     _print_jax(jax)
+    console.print(plain(f"rollout videos: {rendering['message']}"), markup=False, highlight=False)
     if cluster is not None:
         line = (
             f"ray cluster: {cluster['error']}"
@@ -141,6 +144,15 @@ def _jax_status() -> dict[str, Any]:
     from rewardsmith.sandbox.gpu import gpu_device_files
 
     return {**jax_devices(), "gpu_device_files": [str(p) for p in gpu_device_files()]}
+
+
+def _rendering_status() -> dict[str, Any]:
+    """Whether rollout videos can be rendered here (a frame of CartPole and of HalfCheetah, in a
+    child process), or what to install."""
+    from rewardsmith.rl.video import rendering_status
+
+    ok, message = rendering_status()
+    return {"ok": ok, "message": message}
 
 
 def _print_jax(jax: dict[str, Any]) -> None:

@@ -91,6 +91,16 @@ def print_header(view: RunView) -> None:
         f"LLM: {view.llm_calls} calls, {view.tokens:,} tokens, ${view.cost_usd:.4f}",
         highlight=False,
     )
+    print_videos(view)
+
+
+def print_videos(view: RunView) -> None:
+    """Where each rollout video is: watching the behaviour is the first check of a reward."""
+    if not view.videos:
+        return
+    console.print("[bold]rollout videos:[/]")
+    for label, path in view.videos:
+        console.print(f"  {label}: {path}", highlight=False, soft_wrap=True)
 
 
 def print_round(round_view: RoundView) -> None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import MISSING, asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
-from rewardsmith.choices import Algo, Backend, ExecutorChoice, SandboxChoice, Schedule
+from rewardsmith.choices import Algo, Backend, ExecutorChoice, SandboxChoice, Schedule, Videos
 
 # The preference check's bar: pairwise agreement of a candidate's discounted returns with fitness
 # below which it is rejected untrained (lowered per task where the environment's own reward scores
@@ -27,14 +28,25 @@ def default_parallel() -> int:
 
 
 SANDBOX_ENV = "REWARDSMITH_SANDBOX"
+VIDEOS_ENV = "REWARDSMITH_VIDEOS"
 
 
-def default_sandbox() -> SandboxChoice | str:
-    """`auto` unless REWARDSMITH_SANDBOX names another: a machine's standing choice (a CI that
-    pins the process backend, a host whose Docker is for something else). A wrong name is left
-    for the option's own check to refuse with the allowed ones."""
-    name = os.environ.get(SANDBOX_ENV, SandboxChoice.AUTO)
-    return SandboxChoice(name) if name in SandboxChoice.__members__.values() else name
+def _from_env(name: str, kind: type[StrEnum], default: StrEnum) -> StrEnum | str:
+    """`default` unless environment variable `name` says otherwise: a machine's standing choice.
+    A wrong value is left for the option's own check to refuse with the allowed ones."""
+    value = os.environ.get(name, default)
+    return kind(value) if value in kind.__members__.values() else value
+
+
+def default_sandbox() -> StrEnum | str:
+    """`auto` unless REWARDSMITH_SANDBOX names another (a CI that pins the process backend, a
+    host whose Docker is for something else)."""
+    return _from_env(SANDBOX_ENV, SandboxChoice, SandboxChoice.AUTO)
+
+
+def default_videos() -> StrEnum | str:
+    """`best` unless REWARDSMITH_VIDEOS names another (a machine that never renders)."""
+    return _from_env(VIDEOS_ENV, Videos, Videos.BEST)
 
 
 @dataclass(frozen=True)
@@ -155,6 +167,14 @@ class LoopConfig:
         help="Train a would-be new best once more on a second seed; it takes over only if the "
         "mean of both still beats the incumbent (one more training per new best).",
     )
+    videos: Videos = option(
+        factory=default_videos,
+        envvar=VIDEOS_ENV,
+        help="Rollout videos (rollout.mp4 beside each filmed candidate; `show` lists them, the "
+        "report plays them). best: each round's best and the final evaluation's best, human and "
+        "sparse policies. all: every trained candidate too. A machine that cannot render runs "
+        "on without videos and says why once.",
+    )
 
     def __post_init__(self) -> None:
         """Plain strings (a recorded run.json, a caller) become the enums; a wrong one raises
@@ -191,4 +211,5 @@ CHOICES: dict[str, type[Any]] = {
     "backend": Backend,
     "executor": ExecutorChoice,
     "schedule": Schedule,
+    "videos": Videos,
 }

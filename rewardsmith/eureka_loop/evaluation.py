@@ -19,6 +19,7 @@ from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.state import Context, LoopState
 from rewardsmith.eureka_loop.trainer import train_in
+from rewardsmith.eureka_loop.videos import film
 from rewardsmith.reward.syntax import parse
 from rewardsmith.runs.schema import write_record
 from rewardsmith.runs.versus_human import versus_human
@@ -113,16 +114,13 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
         name, seed_index = job
         idx = EVAL_NAMES.index(name) * 100 + seed_index
         ctx.reporter.candidate(-1, idx, "training")
-        outcome = train_in(
-            ctx,
-            ctx.run.evaluation_arm(name, seed_index),
-            -1,
-            idx,
-            sources[name],
-            EVAL_SEED_BASE + config.seed + seed_index,
-        )
+        folder = ctx.run.evaluation_arm(name, seed_index)
+        seed = EVAL_SEED_BASE + config.seed + seed_index
+        outcome = train_in(ctx, folder, -1, idx, sources[name], seed)
         if outcome["ok"]:
             ctx.reporter.candidate(-1, idx, "trained", f"fitness {outcome['fitness']:.4g}")
+            if seed_index == 0:
+                film(ctx, folder, seed)
         else:
             ctx.reporter.candidate(
                 -1, idx, "failed", f"{outcome['error']['category']}: {outcome['error']['message']}"

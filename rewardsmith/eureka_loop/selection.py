@@ -12,7 +12,9 @@ from rewardsmith.eureka_loop.state import (
     Context,
     LoopState,
     candidate_key,
+    search_seed,
 )
+from rewardsmith.eureka_loop.videos import film_candidate
 from rewardsmith.runs.candidate import REWARD
 
 SELECTION_MARGIN = 0.02
@@ -81,6 +83,8 @@ def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
         round_best = _confirm(ctx, round_best)
         best = _better(incumbent, round_best, margin)
     _report_near_ties(ctx, finalists, best, margin)
+    if round_best is not None:
+        film_candidate(ctx, round_best)
     entry = _round_entry(round_, attempt, candidates, round_best, best)
     ctx.run.write_round_file(round_, f"summary_a{attempt}.json", entry)
     _record_best(ctx, best, entry["best"])
@@ -96,7 +100,7 @@ def _confirm(ctx: Context, challenger: CandidateSummary) -> CandidateSummary:
     if "confirm_fitness" in challenger:
         return challenger
     from rewardsmith.eureka_loop.baseline import training_source
-    from rewardsmith.eureka_loop.trainer import search_seed, train_in
+    from rewardsmith.eureka_loop.trainer import train_in
 
     round_, idx = challenger["round"], challenger["idx"]
     files = ctx.run.candidate(round_, idx)

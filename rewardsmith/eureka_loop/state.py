@@ -90,12 +90,18 @@ class Context:
     budget: Budget | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     executor: Executor | None = None  # None: train here, in `sandbox`
+    video_reasons_told: set[str] = field(default_factory=set)  # why no video, said once each
 
     def raise_if_cancelled(self) -> None:
         """The poll every sandboxed program of the loop runs with: Ctrl-C, SIGTERM or a failed
         sibling (`fanout.in_parallel` sets `cancel`) stops it within one poll."""
         if self.cancel.is_set():
             raise Cancelled()
+
+
+def search_seed(ctx: Context, round_: int, idx: int) -> int:
+    """The training seed of candidate `idx` of `round_` in the search (never an evaluation's)."""
+    return ctx.config.seed + round_ * 1000 + idx
 
 
 def mark(

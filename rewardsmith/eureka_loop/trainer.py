@@ -18,7 +18,9 @@ from rewardsmith.eureka_loop.state import (
     Context,
     LoopState,
     mark,
+    search_seed,
 )
+from rewardsmith.eureka_loop.videos import film_trained
 from rewardsmith.jobs.records import read_training_state
 from rewardsmith.jobs.training import TrainOutcome, make_job, train_reward
 from rewardsmith.runs.atomic import write_bytes
@@ -130,11 +132,6 @@ def _apply(ctx: Context, summary: CandidateSummary, outcome: dict[str, Any]) -> 
     return summary
 
 
-def search_seed(ctx: Context, round_: int, idx: int) -> int:
-    """The training seed of candidate `idx` of `round_` in the search (never an evaluation's)."""
-    return ctx.config.seed + round_ * 1000 + idx
-
-
 def _train_to(ctx: Context, summary: CandidateSummary, rung: Rung | None) -> dict[str, Any]:
     round_, idx = summary["round"], summary["idx"]
     if rung is None or rung.index == 0:
@@ -197,4 +194,6 @@ def train(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
         outcomes = _by_halving(ctx, pending)
     else:
         outcomes = in_parallel(ctx, lambda c: _train_to(ctx, c, None), pending, "train")
-    return {"candidates": [_apply(ctx, c, o) for c, o in zip(pending, outcomes, strict=True)]}
+    updated = [_apply(ctx, c, o) for c, o in zip(pending, outcomes, strict=True)]
+    film_trained(ctx, updated)
+    return {"candidates": updated}

@@ -18,8 +18,9 @@ import torch
 
 from rewardsmith import job_spec as files
 from rewardsmith.envs import load_task
+from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.job_spec import TrainJob
-from rewardsmith.rl.rollout import rollout_episodes, write_evaluation
+from rewardsmith.rl.rollout import Policy, rollout_episodes, write_evaluation
 from rewardsmith.rl.sb3.policy_io import build_model, load_policy, obs_normalizer
 from rewardsmith.rl.sb3.vec_reward import make_vec_env
 
@@ -44,12 +45,11 @@ def untrainable(job: TrainJob) -> TrainJob:
     return dataclasses.replace(job, hyperparams=hyperparams)
 
 
-def main(eval_dir: Path, policy_dir: Path) -> int:
-    """Rebuild the model from the trusted job, load only the worker's weights, write the fitness."""
-    job = TrainJob.read(eval_dir)
+def trained_policy(job: TrainJob, work_dir: Path, policy_dir: Path) -> tuple[TaskAdapter, Policy]:
+    """The task and the trained policy (deterministic actions on batches of raw observations),
+    the model rebuilt from the trusted job in `work_dir` and only its weights from `policy_dir`."""
     torch.set_num_threads(job.torch_threads)
-    adapter = load_task(job.task_id, eval_dir / files.TASK_FILE if job.uses_task_file else None)
-    # The model is rebuilt from trusted hyperparameters; only its weights come from the worker.
+    adapter = load_task(job.task_id, work_dir / files.TASK_FILE if job.uses_task_file else None)
     model = build_model(untrainable(job), make_vec_env(adapter, job.n_envs, job.seed))
     load_policy(model, policy_dir / files.POLICY_FILE)
     normalize = obs_normalizer(policy_dir / files.OBS_STATS_FILE) if job.normalize_obs else None
@@ -57,6 +57,13 @@ def main(eval_dir: Path, policy_dir: Path) -> int:
     def policy(obs: np.ndarray) -> np.ndarray:
         return model.predict(normalize(obs) if normalize else obs, deterministic=True)[0]
 
+    return adapter, policy
+
+
+def main(eval_dir: Path, policy_dir: Path) -> int:
+    """Rebuild the model from the trusted job, load only the worker's weights, write the fitness."""
+    job = TrainJob.read(eval_dir)
+    adapter, policy = trained_policy(job, eval_dir, policy_dir)
     episodes = rollout_episodes(adapter, policy, job.eval_episodes * 2, FINAL_EVAL_SEED + job.seed)
     write_evaluation(adapter, episodes, eval_dir)
     return 0

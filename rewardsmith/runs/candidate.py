@@ -42,6 +42,8 @@ REFLECTION = "reflection.md"
 JOB_DIR = "job"
 EVAL_DIR = "eval"
 CONFIRM_DIR = "confirm"
+VIDEO = "rollout.mp4"  # one rendered episode of the trained policy (`--videos`)
+VIDEO_NOTE = "video.json"  # frames filmed, or why there is no video
 
 
 class CandidateStatus(StrEnum):
@@ -176,6 +178,23 @@ class TrainingFiles:
         """Write rung `index`'s outcome: the next rung continues from its steps, and a resume
         skips the rung."""
         return self.write(rung_file(index), outcome)
+
+    @property
+    def video_path(self) -> Path:
+        """Where the rollout video is kept (a checked copy of what the video program wrote)."""
+        return self.path / VIDEO
+
+    def video(self) -> Path | None:
+        """The rollout video, or None where none was filmed."""
+        return self.video_path if self.video_path.is_file() else None
+
+    def video_note(self) -> dict[str, Any] | None:
+        """The filming's record (`frames`, `reason` where there is no video), None if never tried."""
+        return self.record(VIDEO_NOTE)
+
+    def write_video_note(self, note: Mapping[str, Any]) -> Path:
+        """Keep how the filming went, so a resume does not film again."""
+        return self.write(VIDEO_NOTE, note)
 
     def rung_state_dir(self, index: int) -> Path:
         """What halving rung `index` left for the next rung to continue from."""

@@ -77,7 +77,7 @@ def render_html(view: RunView, figures: dict[str, FigureFile | str]) -> str:
             )
         if name == "evaluation":
             sections.append(_evaluation_table(view))
-    sections += [_rounds(view), _best_code(view)]
+    sections += [_videos(view), _rounds(view), _best_code(view)]
     title = f"RewardSmith run {view.run_id}"
     return (
         "<!DOCTYPE html>\n"
@@ -89,6 +89,30 @@ def render_html(view: RunView, figures: dict[str, FigureFile | str]) -> str:
         + f"<footer>Written by rewardsmith {_e(__version__)}"
         f" from {_e(str(view.path))}.</footer></main></body></html>\n"
     )
+
+
+VIDEO_INLINE_BYTES = 24 * 1024 * 1024  # beyond this the page names the remaining files instead
+
+
+def _videos(view: RunView) -> str:
+    """The rollout videos, inlined like the figures (the page stays one self-contained file)
+    up to `VIDEO_INLINE_BYTES` in all; the rest are named by path."""
+    if not view.videos:
+        return ""
+    parts, budget = [], VIDEO_INLINE_BYTES
+    for label, path in view.videos:
+        size = path.stat().st_size
+        if size > budget:
+            parts.append(f"<p class='note'>{_e(label)}: {_e(str(path))}</p>")
+            continue
+        budget -= size
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        parts.append(
+            f'<figure><video controls muted loop playsinline preload="metadata"'
+            f' src="data:video/mp4;base64,{data}" data-file="{_e(str(path))}"></video>'
+            f"<figcaption>{_e(label)}</figcaption></figure>"
+        )
+    return "<section><h2>Rollout videos</h2>" + "".join(parts) + "</section>"
 
 
 def _overview(view: RunView) -> str:
@@ -438,7 +462,8 @@ td.nowrap { white-space: nowrap; }
 tr.rejected td, tr.failed td { color: #b91c1c; }
 tr.trained td { color: #065f46; }
 figure { margin: 0; }
-img { max-width: 100%; height: auto; display: block; }
+img, video { max-width: 100%; height: auto; display: block; }
+video { max-height: 360px; margin-top: 12px; background: #000; }
 figcaption, .note, footer { color: #6b7280; font-size: 0.9em; }
 .score { font-size: 1.1em; }
 pre, .code { background: #f3f4f6; padding: 10px; overflow-x: auto; font-size: 0.85em;

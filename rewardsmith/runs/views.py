@@ -179,6 +179,7 @@ class RunView:
     cost_usd: float
     llm_calls: int
     candidates: list[CandidateView] = field(default_factory=list)
+    videos: list[tuple[str, Path]] = field(default_factory=list)  # (what it shows, the MP4)
 
     @property
     def run_id(self) -> str:
@@ -327,7 +328,7 @@ def load_view(run: Run) -> RunView:
     eval_path = run.evaluation_file
     if eval_path.is_file():
         evaluation = read_record(eval_path)
-    return RunView(
+    run_view = RunView(
         path=run.path,
         info=info,
         status=run.status(),
@@ -338,6 +339,8 @@ def load_view(run: Run) -> RunView:
         llm_calls=len(calls),
         candidates=candidates,
     )
+    run_view.videos = _videos(run, candidates)
+    return run_view
 
 
 def sparkline(values: Iterable[float | None]) -> str:
@@ -431,3 +434,31 @@ def _add_spend(view: RoundView, calls: list[dict[str, Any]], samples: int) -> No
         view.tokens += (call["prompt_tokens"] or 0) + (call["completion_tokens"] or 0)
         view.cost_usd += call["cost_usd"] or 0.0
         view.llm_calls += 1
+
+
+FINAL_ARMS = ("best", "human", "sparse")
+
+
+def _videos(run: Run, candidates: list[CandidateView]) -> list[tuple[str, Path]]:
+    """The run's rollout videos: the final evaluation's arms (first seed) first, then the filmed
+    candidates in order."""
+    found = []
+    for name in FINAL_ARMS:
+        video = run.evaluation_arm(name, 0).video()
+        if video is not None:
+            found.append((f"final evaluation: the {name} reward", video))
+    for c in candidates:
+        video = c.files.video()
+        if video is not None:
+            role = (
+                ", the run's best" if c.is_best else ", its round's best" if c.is_round_best else ""
+            )
+            found.append(
+                (
+                    f"{c.key}{role} (fitness {c.fitness:.4g})"
+                    if c.fitness is not None
+                    else c.key + role,
+                    video,
+                )
+            )
+    return found

@@ -1,0 +1,58 @@
+"""Rollout videos in the loop: which trained policies are filmed (`--videos`), and when.
+
+`best` films each round's best candidate once it is chosen and the first seed of each arm of the
+final evaluation; `all` films every candidate as its training ends. Filming runs the video program
+in the sandbox (`jobs.video`); it never fails or blocks the run: a machine that cannot render says
+why once, and the run goes on without videos. Each filmed folder keeps `video.json`, so a resume
+never films twice.
+"""
+
+from __future__ import annotations
+
+from rewardsmith.choices import Videos
+from rewardsmith.eureka_loop.fanout import in_parallel
+from rewardsmith.eureka_loop.state import CandidateSummary, Context, search_seed
+from rewardsmith.jobs.training import make_job
+from rewardsmith.jobs.video import record_video
+from rewardsmith.runs.candidate import CandidateStatus, TrainingFiles
+
+
+def film(ctx: Context, folder: TrainingFiles, seed: int) -> None:
+    """Film the policy trained in `folder` with `seed` (the job is rebuilt as it trained), unless
+    videos are off or the folder was filmed before."""
+    if ctx.config.videos == Videos.NONE or folder.video_note() is not None:
+        return
+    job = make_job(
+        ctx.adapter,
+        steps=ctx.config.steps,
+        seed=seed,
+        algo=ctx.config.algo,
+        backend=ctx.config.backend,
+        search=True,
+    )
+    outcome = record_video(ctx.adapter, job, folder.path, folder.video_path, ctx.sandbox)
+    folder.write_video_note({"frames": outcome.frames, "reason": outcome.reason})
+    if outcome.reason is not None:
+        _tell_once(ctx, outcome.reason)
+
+
+def _tell_once(ctx: Context, reason: str) -> None:
+    """One message per distinct reason per run: a machine without OpenGL is said once, not per
+    candidate."""
+    if reason not in ctx.video_reasons_told:
+        ctx.video_reasons_told.add(reason)
+        ctx.reporter.message(f"no rollout video: {reason}")
+
+
+def film_trained(ctx: Context, candidates: list[CandidateSummary]) -> None:
+    """`--videos all`: film every trained candidate of the round, `parallel` at a time."""
+    if ctx.config.videos != Videos.ALL:
+        return
+    trained = [c for c in candidates if c.get("status") == CandidateStatus.TRAINED]
+    in_parallel(ctx, lambda c: film_candidate(ctx, c), trained, "video")
+
+
+def film_candidate(ctx: Context, candidate: CandidateSummary) -> None:
+    """Film a candidate of the search, with the seed it trained on."""
+    round_, idx = candidate["round"], candidate["idx"]
+    film(ctx, ctx.run.candidate(round_, idx), search_seed(ctx, round_, idx))
