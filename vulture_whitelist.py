@@ -96,3 +96,8 @@ _.__signature__
 
 # The hostile-video check on its own (keep_video checks and copies); tests check kept videos.
 _.check_video  # sandbox/video_file.py
+
+# The judging page (rewardsmith/judging/): uvicorn reads `should_exit` in its serve loop, and each
+# stored choice's `at` is its record's time, read by whoever audits the judgements file.
+_.should_exit  # judging/server.py JudgingServer.stop
+_.at  # runs/judgements.py Judgement

@@ -53,3 +53,11 @@ class Videos(StrEnum):
     NONE = "none"
     BEST = "best"
     ALL = "all"
+
+
+class Judge(StrEnum):
+    """Who watches the trained policies: nobody, or a vision-language model shown stills of the
+    rollout video (`--judge-model`)."""
+
+    NONE = "none"
+    VLM = "vlm"

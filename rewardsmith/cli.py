@@ -8,7 +8,9 @@ from rewardsmith.commands import (
     doctor,
     evaluate,
     export,
+    feedback,
     inspect_cmd,
+    judge,
     replay,
     report,
     run,
@@ -16,6 +18,7 @@ from rewardsmith.commands import (
     show,
     tasks,
     train,
+    video,
 )
 
 app = typer.Typer(
@@ -37,6 +40,9 @@ app.command("inspect")(inspect_cmd.inspect)
 app.command("replay")(replay.replay)
 app.command("report")(report.report)
 app.command("export")(export.export)
+app.command("video")(video.video)
+app.command("judge")(judge.judge)
+app.command("feedback")(feedback.feedback)
 
 if __name__ == "__main__":
     app()

@@ -38,6 +38,7 @@ EXPORT_FILE = "reward.jaxexport"  # the traced reward (serialised StableHLO)
 EXPORT_CAP = 16 * 1024 * 1024  # bytes of an export either side accepts
 VIDEO_FILE = "rollout.mp4"  # one rendered episode of a trained policy (the video program)
 VIDEO_RESULT_FILE = "video.json"  # its frame count, or why there is no video
+KEYFRAMES_FILE = "keyframes.npz"  # evenly spaced stills of that episode (`frames`, `seconds`)
 
 
 @dataclass

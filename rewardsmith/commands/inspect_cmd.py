@@ -47,6 +47,8 @@ def inspect(
         ),
         highlight=False,
     )
+    if (video := chosen.files.video()) is not None:
+        console.print(plain(f"rollout video: {video}"), highlight=False, soft_wrap=True)
     if prompt:
         print_prompt(chosen)
     if response:

@@ -92,6 +92,16 @@ def print_header(view: RunView) -> None:
         highlight=False,
     )
     print_videos(view)
+    print_human_judgements(view)
+
+
+def print_human_judgements(view: RunView) -> None:
+    """The human scores of each round a person judged (`rewardsmith judge`), best first."""
+    from rewardsmith.commands.judge import print_round_scores
+    from rewardsmith.runs.views import human_judgements
+
+    for round_, judgements in human_judgements(view.path).items():
+        print_round_scores(round_, judgements)
 
 
 def print_videos(view: RunView) -> None:
@@ -122,11 +132,18 @@ def print_round(round_view: RoundView) -> None:
         steps = f"{c.steps:,}" if c.steps is not None else "-"
         table.add_row(c.key, fate_text(c), fmt(c.fitness), steps, c.parent or "-")
     console.print(table)
+    for c in r.candidates:  # below the table: a verdict is a sentence, too long for a cell
+        if verdict := c.judge_verdict():
+            console.print(
+                untrusted(f"{c.key} {verdict}", "magenta"), highlight=False, soft_wrap=True
+            )
     if r.summary is None:
         console.print("selection has not run for this round (the run stopped or is still running)")
         return
     best = f"best so far: {r.summary.get('best') or '-'} ({fmt(r.summary.get('best_fitness'))})"
     console.print(best if r.summary.get("trained") else f"no candidate trained; {best}")
+    if r.summary.get("judge_note"):
+        console.print(untrusted(str(r.summary["judge_note"]), "yellow"), highlight=False)
 
 
 def fate_text(c: CandidateView) -> Text:

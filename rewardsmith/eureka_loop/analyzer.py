@@ -11,7 +11,8 @@ For each trained candidate (after Eureka's reward reflection and Auto MC-Reward'
 - how each component moved from the first to the last checkpoint;
 - reward-hacking flags (`hacking.py`): reward vs fitness on the trajectory bank and over training;
 - with `analyzer_llm`, an LLM summary of likely failure causes with suggested fixes, for the
-  round's best candidate only (the only new candidate whose reflection the next prompt can carry).
+  round's best candidate only (the only new candidate whose reflection the next prompt can carry);
+- with `--judge vlm`, the video judge's verdict on the fittest candidates (`judge.py`, run first).
 
 The facts go into the reflection (the next round's prompt) and into the candidate's analysis.json.
 Afterwards the trained policies' evaluation episodes join the trajectory bank.
@@ -39,6 +40,7 @@ from rewardsmith.eureka_loop.hacking import (
     hacking_suspects,
     training_signals,
 )
+from rewardsmith.eureka_loop.judge import judge_feedback, judge_round
 from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMUnavailableError
 from rewardsmith.eureka_loop.replies import reply_record
 from rewardsmith.eureka_loop.state import (
@@ -403,8 +405,11 @@ def analyze_candidate(
     if with_llm and data:
         worst = [_episode_brief(r) for r in sorted(own, key=lambda r: r[1])[:2]]
         analysis["llm_summary"] = _llm_summary(ctx, c, code, data["lines"], analysis, worst)
+    verdict = files.judge()
+    if verdict is not None:
+        analysis["judge"] = verdict
     text, data = reflection(outcome, code, has_success, analysis)
-    files.write(candidate_files.REFLECTION, text)
+    files.write(candidate_files.REFLECTION, text + judge_feedback(verdict))
     files.write(candidate_files.ANALYSIS, {**data, **analysis})
     return analysis
 
@@ -419,6 +424,7 @@ def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     trained = [c for c in state.get("candidates", []) if c.get("status") == CandidateStatus.TRAINED]
     if not trained:
         return {}
+    judge_round(ctx, trained)  # first: its verdicts go into the reflections
     bank = bank_for(ctx.run.path)
     seed_bank(ctx.adapter, bank, ctx.config.seed, ctx.reporter.message)
     bank_records = bank.load()

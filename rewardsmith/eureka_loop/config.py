@@ -13,7 +13,15 @@ from dataclasses import MISSING, asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from rewardsmith.choices import Algo, Backend, ExecutorChoice, SandboxChoice, Schedule, Videos
+from rewardsmith.choices import (
+    Algo,
+    Backend,
+    ExecutorChoice,
+    Judge,
+    SandboxChoice,
+    Schedule,
+    Videos,
+)
 
 # The preference check's bar: pairwise agreement of a candidate's discounted returns with fitness
 # below which it is rejected untrained (lowered per task where the environment's own reward scores
@@ -175,6 +183,21 @@ class LoopConfig:
         "sparse policies. all: every trained candidate too. A machine that cannot render runs "
         "on without videos and says why once.",
     )
+    judge: Judge = option(
+        Judge.NONE,
+        help="vlm: after each round's training, a vision-language model looks at stills of the "
+        "top candidates' rollout videos (filmed even with --videos none) and says whether the "
+        "policy pursues the goal or games the fitness; its verdict (judge.json) reaches the next "
+        "prompt. Selection stays on fitness.",
+    )
+    judge_model: str | None = option(
+        None,
+        help="litellm vision model for --judge vlm, e.g. gpt-4o (default: --model; through "
+        "--api-base when given).",
+    )
+    judge_top: int = option(
+        2, min=1, help="With --judge vlm: how many of each round's fittest candidates are judged."
+    )
 
     def __post_init__(self) -> None:
         """Plain strings (a recorded run.json, a caller) become the enums; a wrong one raises
@@ -212,4 +235,5 @@ CHOICES: dict[str, type[Any]] = {
     "executor": ExecutorChoice,
     "schedule": Schedule,
     "videos": Videos,
+    "judge": Judge,
 }

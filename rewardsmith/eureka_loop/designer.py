@@ -28,6 +28,7 @@ from rewardsmith.eureka_loop.state import (
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.runs import candidate as files
+from rewardsmith.runs.judgements import feedback_for_design
 from rewardsmith.runs.schema import embedded_record
 
 Message = dict[str, str]
@@ -84,7 +85,12 @@ def build_messages(ctx: Context, state: LoopState) -> list[Message]:
     )
     env.close()
     user = render(
-        "designer_task", goal=adapter.goal, fields=described["fields"], feedback=config.feedback
+        "designer_task",
+        goal=adapter.goal,
+        fields=described["fields"],
+        feedback=config.feedback,
+        # What a person wrote after judging the last round's videos, and `rewardsmith feedback`.
+        human_feedback=feedback_for_design(ctx.run.path, state.get("round", 0)),
     )
     best = state.get("best")
     if best is not None:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rewardsmith.choices import Backend, ExecutorChoice
+from rewardsmith.choices import Backend, ExecutorChoice, Judge
 from rewardsmith.envs import load_task
 from rewardsmith.envs.task_copy import TASK_COPY, copy_task
 from rewardsmith.eureka_loop.designer import Designer, LLMDesigner
@@ -19,18 +19,56 @@ from rewardsmith.eureka_loop.state import Context, LoopConfig, LoopState
 from rewardsmith.runs.store import Run, RunStore
 
 if TYPE_CHECKING:
-    from rewardsmith.eureka_loop.llm import ChatModel
+    from rewardsmith.eureka_loop.llm import Budget, ChatModel
 
 STATES_FILE = "states.npz"
+JUDGE_TEMPERATURE = 0.0  # a verdict, not a design: the same stills should get the same answer
+NO_JUDGE_MODEL = (
+    "--judge vlm needs a vision model: pass --judge-model MODEL (a litellm vision model, e.g. "
+    "gpt-4o or openai/... with --api-base), or --model to judge with the designer's model"
+)
 
 
-def _context(
+def check_judge(config: LoopConfig, in_process: ChatModel | None = None) -> None:
+    """Refuse, before anything runs, `--judge vlm` with no model to judge with; and a judge
+    model whose provider key is missing."""
+    if config.judge != Judge.VLM:
+        return
+    if not (config.judge_model or config.model or in_process is not None):
+        raise ValueError(NO_JUDGE_MODEL)
+    if config.judge_model:
+        from rewardsmith.eureka_loop.llm import LLMClient, LLMConfig
+
+        LLMClient(LLMConfig(model=config.judge_model, api_base=config.api_base))
+
+
+def judge_client(
+    config: LoopConfig, budget: Budget, in_process: ChatModel | None
+) -> ChatModel | None:
+    """The video judge's model (`--judge-model`, else the designer's), sharing the run's budget;
+    None when the judge is off or there is no model to judge with (a rerun of recorded replies)."""
+    if config.judge != Judge.VLM:
+        return None
+    if config.judge_model is None and in_process is not None:
+        return in_process
+    name = config.judge_model or config.model
+    if not name:
+        return None
+    from rewardsmith.eureka_loop.llm import LLMClient, LLMConfig
+
+    settings = LLMConfig(model=name, api_base=config.api_base, temperature=JUDGE_TEMPERATURE)
+    return LLMClient(settings, budget=budget)
+
+
+def open_context(
     run: Run,
     config: LoopConfig,
     reporter: Reporter,
     replay: tuple[Designer, Any] | None = None,
     model: ChatModel | None = None,
 ) -> Context:
+    """The live objects for `run`'s nodes: the task, the designer (or replayed replies), the
+    sandbox, the LLM clients and budget, the smoke-test states and the trajectory bank."""
     from rewardsmith.eureka_loop.bank import bank_for, seed_bank
     from rewardsmith.eureka_loop.llm import Budget, LLMCall, LLMClient, LLMConfig
     from rewardsmith.jobs.smoke import record_states
@@ -51,6 +89,7 @@ def _context(
             budget=budget,
         )
         designer = LLMDesigner(config.model)
+    judge_llm = judge_client(config, budget, model) if replay is None else None
     # Replies already stored count against the budget, so a resumed run keeps its limits.
     for row in run.llm_calls():
         budget.record(
@@ -95,6 +134,7 @@ def _context(
         llm=llm,
         budget=budget,
         executor=executor,
+        judge_llm=judge_llm,
     )
 
 
@@ -110,7 +150,7 @@ def _execute(
     replay: tuple[Designer, Any] | None = None,
     model: ChatModel | None = None,
 ) -> dict[str, Any]:
-    ctx = _context(run, config, reporter, replay, model)
+    ctx = open_context(run, config, reporter, replay, model)
     reporter.message(plan_message(config, ctx.adapter))  # not for `evaluate`: it trains no round
     graph = build_graph(run.checkpoint_db_path)
     graph_config = {
@@ -202,6 +242,7 @@ def start_run(
         from rewardsmith.eureka_loop.llm import LLMClient, LLMConfig
 
         LLMClient(LLMConfig(model=config.model, api_base=config.api_base))
+    check_judge(config, model)
     run = RunStore(runs_dir.resolve()).create_run(
         adapter.id,
         config.to_dict(),
@@ -285,7 +326,7 @@ def evaluate_run(
 
         check_backend(backend, config.task_id, bool(config.task_file))
         config.backend = Backend(backend)
-    ctx = _context(run, config, reporter, replay=(OfflineDesigner(), None))
+    ctx = open_context(run, config, reporter, replay=(OfflineDesigner(), None))
     round_, idx = int(best[1:3]), int(best[4:6])
     report = evaluate_best(ctx, round_, idx)
     return {"run_id": run.run_id, "best_candidate": best, **report}

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
+from rewardsmith.choices import Judge
+from rewardsmith.eureka_loop.judge import disagreement
 from rewardsmith.eureka_loop.state import (
     CandidateStatus,
     CandidateSummary,
@@ -85,7 +87,10 @@ def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     _report_near_ties(ctx, finalists, best, margin)
     if round_best is not None:
         film_candidate(ctx, round_best)
-    entry = _round_entry(round_, attempt, candidates, round_best, best)
+    entry = {
+        **_round_entry(round_, attempt, candidates, round_best, best),
+        **_judge_entry(ctx, finalists, round_best, best),
+    }
     ctx.run.write_round_file(round_, f"summary_a{attempt}.json", entry)
     _record_best(ctx, best, entry["best"])
     ctx.run.update_summary(rounds_done=round_ + 1)
@@ -104,7 +109,7 @@ def _confirm(ctx: Context, challenger: CandidateSummary) -> CandidateSummary:
 
     round_, idx = challenger["round"], challenger["idx"]
     files = ctx.run.candidate(round_, idx)
-    seed = search_seed(ctx, round_, idx) + CONFIRM_SEED_OFFSET
+    seed = search_seed(ctx.config, round_, idx) + CONFIRM_SEED_OFFSET
     source = training_source(files.reward_code())
     outcome = train_in(ctx, files.confirmation(), round_, idx, source, seed)
     confirmed = dict(challenger)
@@ -122,6 +127,22 @@ def _confirm(ctx: Context, challenger: CandidateSummary) -> CandidateSummary:
             f"compared as their mean {_fitness(confirmed):.4g}"  # type: ignore[arg-type]
         )
     return confirmed  # type: ignore[return-value]
+
+
+def _judge_entry(
+    ctx: Context,
+    finalists: list[CandidateSummary],
+    round_best: CandidateSummary | None,
+    best: CandidateSummary | None,
+) -> dict[str, Any]:
+    """With `--judge vlm`: whether the video judge disagrees with the fitness this round (said
+    once, in a message); selection stays on fitness either way."""
+    if ctx.config.judge != Judge.VLM:
+        return {}
+    note = disagreement(ctx, finalists, round_best, best)
+    if note is not None:
+        ctx.reporter.message(note)
+    return {"judge_disagrees": note is not None, "judge_note": note}
 
 
 def _recorded_fitness(candidate: CandidateSummary | None) -> float | None:

@@ -91,6 +91,7 @@ class Context:
     cancel: threading.Event = field(default_factory=threading.Event)
     executor: Executor | None = None  # None: train here, in `sandbox`
     video_reasons_told: set[str] = field(default_factory=set)  # why no video, said once each
+    judge_llm: ChatModel | None = None  # `--judge vlm`: the vision model; None: no judging
 
     def raise_if_cancelled(self) -> None:
         """The poll every sandboxed program of the loop runs with: Ctrl-C, SIGTERM or a failed
@@ -99,9 +100,9 @@ class Context:
             raise Cancelled()
 
 
-def search_seed(ctx: Context, round_: int, idx: int) -> int:
+def search_seed(config: LoopConfig, round_: int, idx: int) -> int:
     """The training seed of candidate `idx` of `round_` in the search (never an evaluation's)."""
-    return ctx.config.seed + round_ * 1000 + idx
+    return config.seed + round_ * 1000 + idx
 
 
 def mark(

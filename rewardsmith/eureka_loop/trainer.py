@@ -137,7 +137,7 @@ def _train_to(ctx: Context, summary: CandidateSummary, rung: Rung | None) -> dic
     if rung is None or rung.index == 0:
         ctx.reporter.candidate(round_, idx, "training")
     files = ctx.run.candidate(round_, idx)
-    seed = search_seed(ctx, round_, idx)
+    seed = search_seed(ctx.config, round_, idx)
     return train_in(ctx, files, round_, idx, training_source(files.reward_code()), seed, rung)
 
 

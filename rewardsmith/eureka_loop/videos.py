@@ -1,10 +1,11 @@
 """Rollout videos in the loop: which trained policies are filmed (`--videos`), and when.
 
 `best` films each round's best candidate once it is chosen and the first seed of each arm of the
-final evaluation; `all` films every candidate as its training ends. Filming runs the video program
-in the sandbox (`jobs.video`); it never fails or blocks the run: a machine that cannot render says
-why once, and the run goes on without videos. Each filmed folder keeps `video.json`, so a resume
-never films twice.
+final evaluation; `all` films every candidate as its training ends; the video judge (`--judge
+vlm`) films the candidates it judges whatever `--videos` says (`force`). Filming runs the video
+program in the sandbox (`jobs.video`); it never fails or blocks the run: a machine that cannot
+render says why once, and the run goes on without videos. Each filmed folder keeps `video.json`
+(and the video's checked stills, `keyframes.npz`), so a resume never films twice.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from rewardsmith.jobs.video import record_video
 from rewardsmith.runs.candidate import CandidateStatus, TrainingFiles
 
 
-def film(ctx: Context, folder: TrainingFiles, seed: int) -> None:
+def film(ctx: Context, folder: TrainingFiles, seed: int, *, force: bool = False) -> None:
     """Film the policy trained in `folder` with `seed` (the job is rebuilt as it trained), unless
-    videos are off or the folder was filmed before."""
-    if ctx.config.videos == Videos.NONE or folder.video_note() is not None:
+    videos are off (and not `force`d) or the folder was filmed before."""
+    if (ctx.config.videos == Videos.NONE and not force) or folder.video_note() is not None:
         return
     job = make_job(
         ctx.adapter,
@@ -30,8 +31,22 @@ def film(ctx: Context, folder: TrainingFiles, seed: int) -> None:
         backend=ctx.config.backend,
         search=True,
     )
-    outcome = record_video(ctx.adapter, job, folder.path, folder.video_path, ctx.sandbox)
-    folder.write_video_note({"frames": outcome.frames, "reason": outcome.reason})
+    outcome = record_video(
+        ctx.adapter,
+        job,
+        folder.path,
+        folder.video_path,
+        ctx.sandbox,
+        keyframes_dest=folder.keyframes_path,
+    )
+    folder.write_video_note(
+        {
+            "frames": outcome.frames,
+            "reason": outcome.reason,
+            "keyframes": outcome.keyframes,
+            "keyframes_reason": outcome.keyframes_reason,
+        }
+    )
     if outcome.reason is not None:
         _tell_once(ctx, outcome.reason)
 
@@ -52,7 +67,10 @@ def film_trained(ctx: Context, candidates: list[CandidateSummary]) -> None:
     in_parallel(ctx, lambda c: film_candidate(ctx, c), trained, "video")
 
 
-def film_candidate(ctx: Context, candidate: CandidateSummary) -> None:
-    """Film a candidate of the search, with the seed it trained on."""
+def film_candidate(ctx: Context, candidate: CandidateSummary, *, force: bool = False) -> None:
+    """Film a candidate of the search, with the seed it trained on (`force`: even with
+    `--videos none`)."""
+    if ctx.config.videos == Videos.NONE and not force:
+        return
     round_, idx = candidate["round"], candidate["idx"]
-    film(ctx, ctx.run.candidate(round_, idx), search_seed(ctx, round_, idx))
+    film(ctx, ctx.run.candidate(round_, idx), search_seed(ctx.config, round_, idx), force=force)

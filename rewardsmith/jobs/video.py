@@ -1,6 +1,8 @@
 """Rollout videos, the orchestrator's side: run the video program on a trained policy and keep
 the MP4 it wrote, read back as a hostile file (`sandbox.video_file`: no links, a size cap, the
-container's boxes checked; never decoded here).
+container's boxes checked; never decoded here), and the stills it kept for the video judge
+(`keyframes.npz`: read with the hostile `.npz` reader, never unpickled, its arrays checked, then
+written again by the trusted side).
 
 A video never fails what it illustrates: every failure, from a machine without OpenGL to a
 refused file, comes back as a reason and the candidate's outcome stands.
@@ -8,35 +10,86 @@ refused file, comes back as a reason and the candidate's outcome stands.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rewardsmith import job_spec as files
+from rewardsmith.atomic import write_bytes
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.job_spec import TrainJob
-from rewardsmith.jobs.records import checked, integer, obj, text
-from rewardsmith.rl.video import VideoLimits
+from rewardsmith.jobs.records import BadRecord, checked, integer, obj, text
+from rewardsmith.rl.video import Keyframes, VideoLimits, keyframes_npz
 from rewardsmith.sandbox.runner import log_beside, run_job
 from rewardsmith.sandbox.types import Limits, Sandbox
 from rewardsmith.sandbox.video_file import keep_video
-from rewardsmith.sandbox.worker_files import read_record
+from rewardsmith.sandbox.worker_files import WorkerFileError, read_npz, read_record
 
 PROGRAM = "rewardsmith.programs.record_video"
 VIDEO_WALL_S = 180.0  # the build, the rollout and at most VideoLimits.max_seconds of rendering
-VIDEO_DISK_MB = 2 * VideoLimits().max_bytes // (1024 * 1024)  # the video and its temp file
+KEYFRAMES_CAP = 4 * 1024 * 1024  # bytes of keyframes.npz, on disk and expanded
+VIDEO_DISK_MB = (2 * VideoLimits().max_bytes + 2 * KEYFRAMES_CAP) // (1024 * 1024)
 VIDEO_DISK_FILES = 64
 VIDEO_MEMORY_MB = 3072
 RESULT_CAP = 16 * 1024
+MAX_KEYFRAMES = 32
+MAX_KEYFRAME_SIDE = VideoLimits().keyframe_side
+MAX_KEYFRAME_SECONDS = 3600.0
 
 
 @dataclass(frozen=True)
 class VideoOutcome:
-    """Where the kept video is, or why there is none."""
+    """Where the kept video is, or why there is none; and how many stills were kept beside it,
+    or why none were."""
 
     path: Path | None
     reason: str | None = None
     frames: int = 0
+    keyframes: int = 0
+    keyframes_reason: str | None = None
+
+
+def check_keyframes(arrays: dict[str, np.ndarray]) -> Keyframes:
+    """The arrays of `keyframes.npz`: uint8 `frames` [K, H, W, 3] no larger than the program
+    makes them, and `seconds` [K], finite, from 0 and never decreasing."""
+    if set(arrays) != {"frames", "seconds"}:
+        raise BadRecord(f"holds {sorted(arrays)[:4]}, not exactly frames and seconds")
+    frames, seconds = arrays["frames"], arrays["seconds"]
+    if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[3] != 3:
+        raise BadRecord(f"frames are {frames.dtype} {frames.shape}, not uint8 [K, H, W, 3]")
+    count, height, width = frames.shape[:3]
+    if not 1 <= count <= MAX_KEYFRAMES:
+        raise BadRecord(f"holds {count} frames, not 1 to {MAX_KEYFRAMES}")
+    if not (1 <= height <= MAX_KEYFRAME_SIDE and 1 <= width <= MAX_KEYFRAME_SIDE):
+        raise BadRecord(f"frames are {height}x{width}, over {MAX_KEYFRAME_SIDE} px a side")
+    if seconds.dtype.kind != "f" or seconds.shape != (count,):
+        raise BadRecord(f"seconds are {seconds.dtype} {seconds.shape}, not {count} floats")
+    if not np.all(np.isfinite(seconds)) or np.any(np.diff(seconds) < 0):
+        raise BadRecord("seconds are not finite and rising")
+    if seconds[0] < 0 or seconds[-1] > MAX_KEYFRAME_SECONDS:
+        raise BadRecord(f"seconds are outside 0 to {MAX_KEYFRAME_SECONDS:g}")
+    return Keyframes(np.ascontiguousarray(frames), seconds.astype(np.float64))
+
+
+def read_keyframes(work_dir: Path) -> Keyframes:
+    """The checked stills the video program kept; a missing or bad file: `WorkerFileError`."""
+    name = files.KEYFRAMES_FILE
+    arrays = read_npz(work_dir, name, KEYFRAMES_CAP, KEYFRAMES_CAP)
+    keyframes: Keyframes = checked(name, check_keyframes, arrays)
+    return keyframes
+
+
+def keep_keyframes(work_dir: Path, dest: Path) -> tuple[int, str | None]:
+    """Copy the checked stills to `dest` (written anew by the trusted side, atomically): how
+    many were kept, or 0 and why none were."""
+    try:
+        keyframes = read_keyframes(work_dir)
+    except WorkerFileError as exc:
+        return 0, str(exc)[:300]
+    write_bytes(dest, keyframes_npz(keyframes))
+    return len(keyframes.frames), None
 
 
 def check_video_record(record: Any) -> VideoOutcome:
@@ -64,21 +117,20 @@ def record_video(
     dest: Path,
     sandbox: Sandbox,
     limits: Limits | None = None,
+    keyframes_dest: Path | None = None,
 ) -> VideoOutcome:
-    """Render the policy trained in `candidate_dir/job/` and keep the video at `dest`.
+    """Render the policy trained in `candidate_dir/job/` and keep the video at `dest` (and its
+    checked stills at `keyframes_dest`, if given).
 
     The program's folder (`candidate_dir/video/`) is scratch, removed once read; only the checked
-    copy stays."""
+    copies stay."""
     if job.backend != "sb3":
         return VideoOutcome(None, "videos are recorded on the sb3 backend only so far")
     job_dir, work_dir = candidate_dir / "job", candidate_dir / "video"
     kept: list[VideoOutcome] = []
 
     def read_and_keep(folder: Path) -> VideoOutcome:
-        outcome = read_video(folder)
-        if outcome.reason is None:
-            refused = keep_video(folder / files.VIDEO_FILE, dest, VideoLimits().max_bytes)
-            outcome = VideoOutcome(None if refused else dest, refused, outcome.frames)
+        outcome = _keep(folder, dest, keyframes_dest)
         kept.append(outcome)
         return outcome
 
@@ -104,3 +156,16 @@ def record_video(
     if ran.error is not None:
         return VideoOutcome(None, f"{ran.error.category.value}: {ran.error.message}"[:300])
     return kept[0] if kept else VideoOutcome(None, "the video program left no record")
+
+
+def _keep(folder: Path, dest: Path, keyframes_dest: Path | None) -> VideoOutcome:
+    """Read the program's record, keep its checked video and, where asked, its checked stills."""
+    outcome = read_video(folder)
+    if outcome.reason is not None:
+        return outcome
+    refused = keep_video(folder / files.VIDEO_FILE, dest, VideoLimits().max_bytes)
+    outcome = VideoOutcome(None if refused else dest, refused, outcome.frames)
+    if keyframes_dest is None or refused:
+        return outcome
+    count, why = keep_keyframes(folder, keyframes_dest)
+    return replace(outcome, keyframes=count, keyframes_reason=why)

@@ -2,8 +2,9 @@
 
 Runs as `python -m rewardsmith.programs.record_video WORK_DIR POLICY_DIR` after the worker has
 exited, like the evaluator: the model is rebuilt from the orchestrator's job file in WORK_DIR and
-only the worker's weights come from POLICY_DIR. It writes WORK_DIR/rollout.mp4 and
-WORK_DIR/video.json (frames, or why there is no video). The episode is the evaluation's first
+only the worker's weights come from POLICY_DIR. It writes WORK_DIR/rollout.mp4,
+WORK_DIR/keyframes.npz (evenly spaced stills, for the video judge, which never decodes the MP4)
+and WORK_DIR/video.json (frames, or why there is no video). The episode is the evaluation's first
 (same seed), so the video shows what the fitness measured. Rendering is software (EGL or OSMesa
 through MuJoCo, pygame for 2D) and capped in frames, bytes and seconds (`rl.video.VideoLimits`).
 """
@@ -14,10 +15,15 @@ import os
 import sys
 from pathlib import Path
 
-from rewardsmith.atomic import write_record
-from rewardsmith.job_spec import VIDEO_FILE, VIDEO_RESULT_FILE, TrainJob
+from rewardsmith.atomic import write_bytes, write_record
+from rewardsmith.job_spec import KEYFRAMES_FILE, VIDEO_FILE, VIDEO_RESULT_FILE, TrainJob
 from rewardsmith.programs.evaluate_sb3 import FINAL_EVAL_SEED, trained_policy
-from rewardsmith.rl.video import VideoLimits, prepare_render_environment, record_episode
+from rewardsmith.rl.video import (
+    VideoLimits,
+    keyframes_npz,
+    prepare_render_environment,
+    record_episode,
+)
 
 
 def main(work_dir: Path, policy_dir: Path) -> int:
@@ -32,6 +38,8 @@ def main(work_dir: Path, policy_dir: Path) -> int:
     result = record_episode(
         adapter, policy, FINAL_EVAL_SEED + job.seed, work_dir / VIDEO_FILE, VideoLimits()
     )
+    if result.keyframes is not None:
+        write_bytes(work_dir / KEYFRAMES_FILE, keyframes_npz(result.keyframes))
     write_record(
         work_dir / VIDEO_RESULT_FILE,
         {"frames": result.frames, "reason": result.reason, "truncated": result.truncated},

@@ -6,12 +6,17 @@ raises, it returns a `VideoResult` whose `reason` says, in one line a user can a
 is no video. Every frame streams to an ffmpeg process (imageio-ffmpeg), so memory stays flat;
 frames, bytes and wall-clock time are capped (`VideoLimits`). The orchestrator treats the file as
 hostile input and checks it with `rewardsmith.sandbox.video_file` before keeping it.
+
+While it records, it also keeps a few evenly spaced stills (`Keyframes`, small by integer
+striding) for the video judge: the orchestrator never decodes the MP4 (a decoder is attack
+surface), it reads these arrays back through the hostile-file reader instead.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes.util
+import io
 import os
 import subprocess
 import sys
@@ -42,6 +47,7 @@ QUIET_SDL = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
 MUJOCO_SHADOW_SIZE = 1024  # MuJoCo models default to 4096; see `_cheapen_mujoco_visuals`
 _SIZE_CHECK_EVERY = 30  # frames between looks at the growing file, to stop a runaway early
 _REASON_CHARS = 300
+_HELD_PER_KEYFRAME = 8  # stills held while recording, per keyframe wanted (memory stays bounded)
 
 
 @dataclass(frozen=True)
@@ -55,11 +61,26 @@ class VideoLimits:
     """Used when the environment's metadata has no `render_fps`."""
     max_side: int = 480
     """Larger frames are downscaled by integer striding (cheap, no resampling library)."""
+    keyframes: int = 8
+    """Evenly spaced stills kept beside the video (the first and last frame among them)."""
+    keyframe_side: int = 256
+    """A still's longer side is at most this (integer striding of the rendered frame)."""
 
     def __post_init__(self) -> None:
-        for name in ("max_frames", "max_bytes", "max_seconds", "fps", "max_side"):
+        names = ("max_frames", "max_bytes", "max_seconds", "fps", "max_side")
+        for name in (*names, "keyframes", "keyframe_side"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"VideoLimits.{name} must be positive")
+
+
+@dataclass(frozen=True)
+class Keyframes:
+    """Evenly spaced stills of a recorded episode and when each was shown."""
+
+    frames: np.ndarray
+    """uint8 [K, H, W, 3], every still the same size."""
+    seconds: np.ndarray
+    """float64 [K]: each still's time in the video (frame index / frames per second)."""
 
 
 @dataclass(frozen=True)
@@ -71,18 +92,73 @@ class VideoResult:
     reason: str | None = None
     truncated: bool = False
     """A cap (frames or time) ended the recording before the episode ended."""
+    keyframes: Keyframes | None = field(default=None, compare=False)
+    """Stills of the recorded episode; None where there is no video."""
 
 
 class _NoVideo(Exception):
     """A recording that cannot go on; its message is the user-facing reason."""
 
 
+class _KeyframeKeeper:
+    """Keeps every `stride`-th frame as a small copy; whenever it holds `_HELD_PER_KEYFRAME` * K,
+    it drops every second one and doubles the stride. So it holds a bounded number of evenly
+    spaced stills whatever the episode's length (unknown until it ends), and at the end picks the
+    K nearest to evenly spaced times, the first and the last frame among them."""
+
+    def __init__(self, count: int, max_side: int) -> None:
+        self.count, self.max_side, self.stride = count, max_side, 1
+        self.kept: list[tuple[int, np.ndarray]] = []
+        self.last: tuple[int, np.ndarray] | None = None
+
+    def offer(self, index: int, frame: np.ndarray) -> None:
+        """Frame `index` of the episode (a checked RGB(A) uint8 image)."""
+        small = shrink(frame, self.max_side)
+        self.last = (index, small)
+        if index % self.stride:
+            return
+        self.kept.append((index, small))
+        if len(self.kept) >= _HELD_PER_KEYFRAME * self.count:
+            self.kept, self.stride = self.kept[::2], self.stride * 2
+
+    def pick(self, fps: int) -> Keyframes | None:
+        """K stills of those kept, nearest to K evenly spaced times of the episode."""
+        pool = list(self.kept)
+        if self.last is not None and (not pool or pool[-1][0] != self.last[0]):
+            pool.append(self.last)
+        if not pool or len({frame.shape for _, frame in pool}) != 1:
+            return None
+        indices = np.array([index for index, _ in pool])
+        targets = np.linspace(0, indices[-1], min(self.count, len(pool)))
+        picks = np.unique(np.abs(indices[None, :] - targets[:, None]).argmin(axis=1))
+        chosen = [pool[int(i)] for i in picks]
+        return Keyframes(
+            np.stack([frame for _, frame in chosen]),
+            np.array([index / fps for index, _ in chosen], dtype=np.float64),
+        )
+
+
+def shrink(frame: np.ndarray, max_side: int) -> np.ndarray:
+    """An RGB copy of `frame` whose longer side is at most `max_side`, by integer striding."""
+    step = -(-max(frame.shape[:2]) // max_side)
+    return np.array(frame[::step, ::step, :3], dtype=np.uint8)
+
+
+def keyframes_npz(keyframes: Keyframes) -> bytes:
+    """The stills as an `.npz` file's bytes (`frames`, `seconds`; no pickled objects)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, frames=keyframes.frames, seconds=keyframes.seconds)
+    return buffer.getvalue()
+
+
 @dataclass
 class _Progress:
     """What the frame generator tells the encoder besides the frames themselves."""
 
+    keeper: _KeyframeKeeper
     truncated: bool = False
     started: float = field(default_factory=time.monotonic)
+    rendered: int = 0
 
 
 def select_gl_backend(env: Mapping[str, str]) -> dict[str, str]:
@@ -156,16 +232,15 @@ def _record(
         raise _NoVideo(f"{env.spec.id if env.spec else 'the environment'} cannot render frames")
     _cheapen_mujoco_visuals(env)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp.mp4")
-    progress = _Progress()
+    progress = _Progress(_KeyframeKeeper(limits.keyframes, limits.keyframe_side))
+    fps = _fps(env, limits)
     try:
-        frames = _encode(
-            _frames(env, policy, seed, limits, progress), tmp, _fps(env, limits), limits
-        )
+        frames = _encode(_frames(env, policy, seed, limits, progress), tmp, fps, limits)
         _check_size(tmp, limits.max_bytes)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-    return VideoResult(path, frames, None, progress.truncated)
+    return VideoResult(path, frames, None, progress.truncated, progress.keeper.pick(fps))
 
 
 def _cheapen_mujoco_visuals(env: gym.Env[Any, Any]) -> None:
@@ -190,13 +265,13 @@ def _frames(
 ) -> Iterator[np.ndarray]:
     """The frame after the reset and after each step, until the episode or a cap ends."""
     obs, _ = env.reset(seed=seed)
-    yield _render(env, limits.max_side)
+    yield _render(env, limits.max_side, progress)
     for _ in range(limits.max_frames - 1):
         if time.monotonic() - progress.started > limits.max_seconds:
             progress.truncated = True
             return
         obs, _, terminated, truncated, _ = env.step(_act(policy, obs))
-        yield _render(env, limits.max_side)
+        yield _render(env, limits.max_side, progress)
         if terminated or truncated:
             return
     progress.truncated = True
@@ -210,13 +285,17 @@ def _act(policy: Policy, obs: Any) -> Any:
         raise _NoVideo(f"the policy failed: {_one_line(exc)}") from exc
 
 
-def _render(env: gym.Env[Any, Any], max_side: int) -> np.ndarray:
-    """The current frame, ready for the encoder; a renderer failure becomes a reason."""
+def _render(env: gym.Env[Any, Any], max_side: int, progress: _Progress) -> np.ndarray:
+    """The current frame, ready for the encoder (and offered, full size, to the keyframe
+    keeper); a renderer failure becomes a reason."""
     try:
         frame = env.render()
     except Exception as exc:
         raise _NoVideo(_render_failure(env, exc)) from exc
-    return _fit(frame, max_side)
+    fitted = _fit(frame, max_side)
+    progress.keeper.offer(progress.rendered, np.asarray(frame))
+    progress.rendered += 1
+    return fitted
 
 
 def _fit(frame: Any, max_side: int) -> np.ndarray:

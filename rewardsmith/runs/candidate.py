@@ -12,6 +12,9 @@ Layout of a candidate folder (files appear as the candidate gets through the loo
     rung_R.json, rung_R_state/   halving schedule: each rung's outcome and the state it left
     outcome.json                 the training outcome (fitness, checkpoints, steps)
     analysis.json, reflection.md the analyzer's facts and the feedback for the next round
+    rollout.mp4, video.json      the rollout video (`--videos`, or for the judge) and its note
+    keyframes.npz                evenly spaced stills of that video (checked copies)
+    judge.json                   the video judge's verdict (`--judge vlm`)
     job/, eval/, smoke/, ...     the sandboxed programs' own folders
 
 JSON files are versioned records (`write_record`); reading one checks its version.
@@ -44,6 +47,8 @@ EVAL_DIR = "eval"
 CONFIRM_DIR = "confirm"
 VIDEO = "rollout.mp4"  # one rendered episode of the trained policy (`--videos`)
 VIDEO_NOTE = "video.json"  # frames filmed, or why there is no video
+KEYFRAMES = "keyframes.npz"  # stills of the video, for the judge (`frames`, `seconds`)
+JUDGE = "judge.json"  # the video judge's verdict (`--judge vlm`)
 
 
 class CandidateStatus(StrEnum):
@@ -196,6 +201,22 @@ class TrainingFiles:
         """Keep how the filming went, so a resume does not film again."""
         return self.write(VIDEO_NOTE, note)
 
+    @property
+    def keyframes_path(self) -> Path:
+        """Where the video's stills are kept (a checked copy of what the video program kept)."""
+        return self.path / KEYFRAMES
+
+    def keyframes(self) -> dict[str, Any] | None:
+        """The stills, `frames` (uint8 [K, H, W, 3]) and `seconds` ([K]), or None where none
+        were kept. The file is the trusted side's own, written after its arrays were checked."""
+        import numpy as np
+
+        try:
+            with np.load(self.keyframes_path, allow_pickle=False) as arrays:
+                return {"frames": arrays["frames"], "seconds": arrays["seconds"]}
+        except FileNotFoundError:
+            return None
+
     def rung_state_dir(self, index: int) -> Path:
         """What halving rung `index` left for the next rung to continue from."""
         return self.path / f"rung_{index}_state"
@@ -226,6 +247,15 @@ class CandidateFiles(TrainingFiles):
     def critique(self) -> dict[str, Any] | None:
         """The critic's verdict on the code, or None before the critic saw it."""
         return self.record(CRITIQUE)
+
+    def judge(self) -> dict[str, Any] | None:
+        """The video judge's verdict (`follows_goal`, `hack`, `from_second`, `explanation`, or
+        `error`), or None where it did not judge this candidate."""
+        return self.record(JUDGE)
+
+    def write_judge(self, verdict: Mapping[str, Any]) -> Path:
+        """Keep the video judge's verdict, so a resume does not ask again."""
+        return self.write(JUDGE, verdict)
 
     def hacking(self) -> dict[str, Any]:
         """The analyzer's reward-hacking flag, or {} before analysis."""

@@ -77,7 +77,7 @@ def render_html(view: RunView, figures: dict[str, FigureFile | str]) -> str:
             )
         if name == "evaluation":
             sections.append(_evaluation_table(view))
-    sections += [_videos(view), _rounds(view), _best_code(view)]
+    sections += [_videos(view), _judge(view), _rounds(view), _best_code(view)]
     title = f"RewardSmith run {view.run_id}"
     return (
         "<!DOCTYPE html>\n"
@@ -112,7 +112,33 @@ def _videos(view: RunView) -> str:
             f' src="data:video/mp4;base64,{data}" data-file="{_e(str(path))}"></video>'
             f"<figcaption>{_e(label)}</figcaption></figure>"
         )
-    return "<section><h2>Rollout videos</h2>" + "".join(parts) + "</section>"
+    return (
+        "<section><h2>Rollout videos</h2><p class='note'>The first evaluation episode of each "
+        "filmed policy, rendered in the sandbox.</p><div class='videos'>"
+        + "".join(parts)
+        + "</div></section>"
+    )
+
+
+def _judge(view: RunView) -> str:
+    """The video judge's verdicts (`--judge vlm`), beside each candidate's fitness; selection
+    stays on fitness, and each round's disagreement between the two is said."""
+    rows = [
+        f"<tr><td>{_e(c.key)}</td><td class='num'>{_f(c.fitness)}</td><td>{_e(verdict)}</td></tr>"
+        for c in view.candidates
+        if (verdict := c.judge_verdict()) is not None
+    ]
+    if not rows:
+        return ""
+    notes = [
+        f"<p class='note'>{_e(r.label)}: {_e(str(r.summary['judge_note']))}</p>"
+        for r in view.rounds
+        if r.summary and r.summary.get("judge_note")
+    ]
+    return (
+        "<section><h2>Video judge</h2><table><tr><th>candidate</th><th>fitness</th>"
+        "<th>verdict</th></tr>" + "".join(rows) + "</table>" + "".join(notes) + "</section>"
+    )
 
 
 def _overview(view: RunView) -> str:
@@ -464,6 +490,7 @@ tr.trained td { color: #065f46; }
 figure { margin: 0; }
 img, video { max-width: 100%; height: auto; display: block; }
 video { max-height: 360px; margin-top: 12px; background: #000; }
+.videos { display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 12px; }
 figcaption, .note, footer { color: #6b7280; font-size: 0.9em; }
 .score { font-size: 1.1em; }
 pre, .code { background: #f3f4f6; padding: 10px; overflow-x: auto; font-size: 0.85em;

@@ -18,6 +18,7 @@ from typing import Any
 from rewardsmith.runs import candidate as files
 from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, CandidateStatus, candidate_key
 from rewardsmith.runs.index import MIGRATIONS
+from rewardsmith.runs.judgements import Judgement, RoundJudgements, judged_rounds
 from rewardsmith.runs.schema import RunStoreError, newer_version_error, read_record
 from rewardsmith.runs.store import Run, RunStore
 
@@ -115,6 +116,29 @@ class CandidateView:
         """Why the analyzer suspects reward hacking (return rising while fitness does not)."""
         hacking = self.files.hacking()
         return list(hacking.get("reasons", [])) if hacking.get("suspect") else []
+
+    def judge_verdict(self) -> str | None:
+        """The video judge's verdict in one line (model text: show it as untrusted), or None."""
+        return verdict_text(self.files.judge())
+
+
+def verdict_text(record: dict[str, Any] | None) -> str | None:
+    """A `judge.json` record as one line: the hack and when it starts, or whether the behaviour
+    follows the goal, then the judge's own words; None where nothing was judged."""
+    if not record:
+        return None
+    if record.get("error"):
+        return f"video judge: no verdict ({record['error']})"
+    hack, second = record.get("hack"), record.get("from_second")
+    if hack:
+        head = f"video judge: {hack}" + (
+            f" from {second:.1f} s" if isinstance(second, int | float) else ""
+        )
+    else:
+        follows = record.get("follows_goal")
+        head = "video judge: " + ("follows the goal" if follows else "does not follow the goal")
+    explanation = record.get("explanation")
+    return f"{head}: {explanation}" if explanation else head
 
 
 @dataclass
@@ -462,3 +486,9 @@ def _videos(run: Run, candidates: list[CandidateView]) -> list[tuple[str, Path]]
                 )
             )
     return found
+
+
+def human_judgements(run_path: Path) -> dict[int, list[Judgement]]:
+    """The choices a person made between each judged round's videos (`rewardsmith judge`), by
+    round; a round nobody judged is absent."""
+    return {r: RoundJudgements(run_path, r).judgements() for r in judged_rounds(run_path)}

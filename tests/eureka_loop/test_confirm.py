@@ -41,7 +41,13 @@ def _select(
         run=_Run(state["candidates"] + ([state["best"]] if state.get("best") else []), tmp_path),
         reporter=SimpleNamespace(message=messages.append, best=lambda summary: None),
         config=SimpleNamespace(
-            fitness_target=None, round_retries=2, rounds=3, confirm_best=True, seed=7
+            fitness_target=None,
+            round_retries=2,
+            rounds=3,
+            confirm_best=True,
+            seed=7,
+            videos="none",
+            judge="none",
         ),
         budget=None,
     )

@@ -59,7 +59,14 @@ def test_the_select_node_keeps_the_incumbent_and_says_why(tmp_path: Path) -> Non
     ctx = SimpleNamespace(
         run=SelectRun(rows, tmp_path),
         reporter=SimpleNamespace(message=messages.append, best=lambda summary: None),
-        config=SimpleNamespace(fitness_target=None, round_retries=2, rounds=3, confirm_best=False),
+        config=SimpleNamespace(
+            fitness_target=None,
+            round_retries=2,
+            rounds=3,
+            confirm_best=False,
+            videos="none",
+            judge="none",
+        ),
         budget=None,
     )
     state = {"round": 2, "attempt": 0, "candidates": [lucky], "best": human}
@@ -79,7 +86,12 @@ def _select(
         run=SelectRun(state.get("candidates") or [], tmp_path),
         reporter=SimpleNamespace(message=messages.append, best=lambda summary: None),
         config=SimpleNamespace(
-            fitness_target=target, round_retries=1, rounds=3, confirm_best=False
+            fitness_target=target,
+            round_retries=1,
+            rounds=3,
+            confirm_best=False,
+            videos="none",
+            judge="none",
         ),
         budget=budget,
     )

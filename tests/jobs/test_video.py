@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import imageio.v3 as iio
+import numpy as np
 import pytest
 
 from rewardsmith.envs import load_task
@@ -14,6 +15,7 @@ from rewardsmith.job_spec import TrainJob
 from rewardsmith.jobs.training import make_job, train_reward
 from rewardsmith.jobs.video import record_video
 from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.types import Sandbox
 from rewardsmith.sandbox.video_file import check_video
 
 
@@ -25,12 +27,22 @@ def _trained(task_id: str, folder: Path, steps: int = 1024) -> tuple[TaskAdapter
     return adapter, job
 
 
-def test_a_trained_cartpole_policy_is_filmed_and_kept_as_a_checked_mp4(tmp_path: Path) -> None:
+def test_a_trained_cartpole_policy_is_filmed_and_kept_as_a_checked_mp4(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    """On every backend: bubblewrap, Landlock alone, Docker (the slow tier runs the last two)."""
     adapter, job = _trained("cartpole", tmp_path)
-    dest = tmp_path / "rollout.mp4"
-    outcome = record_video(adapter, job, tmp_path, dest, ProcessSandbox())
+    dest, stills = tmp_path / "rollout.mp4", tmp_path / "keyframes.npz"
+    outcome = record_video(adapter, job, tmp_path, dest, sandbox, keyframes_dest=stills)
     assert outcome.reason is None and outcome.path == dest
     assert check_video(dest, 8 * 1024 * 1024) is None
+    # The stills the video judge sees, made in the sandbox, checked and written again here.
+    assert outcome.keyframes_reason is None
+    with np.load(stills, allow_pickle=False) as kept:
+        stilled, seconds = kept["frames"], kept["seconds"]
+    assert outcome.keyframes == len(stilled) == min(8, outcome.frames)
+    assert stilled.dtype == np.uint8 and stilled.shape[1:] == (134, 200, 3)  # 400x600 / 3
+    assert seconds[0] == 0.0 and seconds[-1] == (outcome.frames - 1) / 50  # CartPole: 50 fps
     frames = iio.imread(dest, index=None)
     # One frame after reset and one per step of the evaluation's first episode (capped at 400).
     assert len(frames) == outcome.frames and 2 <= outcome.frames <= 400

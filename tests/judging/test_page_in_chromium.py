@@ -1,0 +1,179 @@
+"""The judging page in a real browser: a one-round CartPole run filmed with `--videos all`, the
+server on 127.0.0.1 in a thread, headless Chromium (driven by selenium and Debian's
+chromium-driver) plays both videos of each pair (duration > 0), clicks through every pair,
+writes feedback and presses done; the stored choices, scores and feedback.md are then checked."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rewardsmith.choices import SandboxChoice, Videos
+from rewardsmith.cli import app
+from rewardsmith.eureka_loop.runner import start_run
+from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.judging.pairs import round_contestants
+from rewardsmith.judging.prepare import open_session
+from rewardsmith.judging.scores import fit_scores
+from rewardsmith.judging.server import JudgingServer
+from rewardsmith.runs.judgements import RoundJudgements, feedback_for_design
+from rewardsmith.runs.store import RunStore
+from tests.runs.test_report import CHROMIUM, CHROMIUM_FLAGS
+
+CHROMEDRIVER = shutil.which("chromedriver")
+try:
+    from selenium import webdriver
+except ImportError:  # the browser test skips
+    webdriver = None  # type: ignore[assignment]
+    CHROMEDRIVER = None
+
+pytestmark = pytest.mark.slow
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None or CHROMEDRIVER is None,
+    reason="needs Debian's chromium and chromium-driver: apt-get install -y chromium-driver",
+)
+
+# Every video of the page: whether it has its metadata, its duration and any error.
+VIDEOS_STATE = """
+return Array.from(document.querySelectorAll('video')).map(v => ({
+  src: v.currentSrc, readyState: v.readyState, duration: v.duration,
+  error: v.error ? v.error.code : null, width: v.videoWidth}));
+"""
+
+
+@pytest.fixture(scope="module")
+def filmed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A one-round CartPole run whose three candidates were all filmed (~20 s)."""
+    runs = tmp_path_factory.mktemp("runs")
+    config = LoopConfig(
+        task_id="cartpole",
+        rounds=1,
+        samples=3,
+        steps=2048,
+        eval_seeds=1,
+        evaluate=False,
+        videos=Videos.ALL,
+        sandbox=SandboxChoice.PROCESS,
+    )
+    run_dir = Path(start_run(config, runs)["run_dir"])
+    return runs, run_dir
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag.replace("--headless", "--headless=new"))
+    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
+    options.add_argument("--autoplay-policy=no-user-gesture-required")
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait_for_videos(driver: Any) -> list[dict[str, Any]]:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    seen: list[Any] = []
+
+    def loaded(d: Any) -> list[dict[str, Any]] | None:
+        state: list[dict[str, Any]] = d.execute_script(VIDEOS_STATE)
+        seen[:] = [state]
+        assert all(v["error"] is None for v in state), state
+        ready = state and all(v["readyState"] >= 1 and (v["duration"] or 0) > 0 for v in state)
+        return state if ready else None
+
+    from selenium.common.exceptions import TimeoutException
+
+    try:
+        state: list[dict[str, Any]] = WebDriverWait(driver, 20).until(loaded)
+    except TimeoutException:
+        raise AssertionError(
+            f"the videos did not load: {seen} {driver.page_source[:3000]}"
+        ) from None
+    return state
+
+
+@needs_chromium
+def test_the_judge_command_serves_until_its_timeout_and_prints_the_scores(
+    filmed_run: tuple[Path, Path],
+) -> None:
+    runs, run_dir = filmed_run
+    RoundJudgements(run_dir, 0).append("r00c00", "r00c01", "left")
+    try:
+        result = CliRunner().invoke(
+            app, ["judge", run_dir.name, "--runs-dir", str(runs), "--timeout", "1", "--no-film"]
+        )
+        shown = CliRunner().invoke(app, ["show", run_dir.name, "--runs-dir", str(runs)])
+    finally:
+        (run_dir / "round_00" / "judgements.jsonl").unlink()
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "judging round 0 of " + run_dir.name in flat
+    assert "http://127.0.0.1:" in flat and "/?token=" in flat
+    assert "timed out" in flat and "human judgements of round 0: 1 choice(s)" in flat
+    assert "r00c00 score +" in flat and "r00c01 score -" in flat
+    # `show` lists the human scores too
+    assert shown.exit_code == 0, shown.output
+    flat = " ".join(shown.output.split())
+    assert "human judgements of round 0: 1 choice(s)" in flat
+    assert "r00c00 score +0.53 ± 0.77 (1 choice, 1 won)" in flat
+
+
+def test_a_person_judges_every_pair_in_chromium(
+    filmed_run: tuple[Path, Path], browser: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    runs, run_dir = filmed_run
+    run = RunStore(runs).open_run(run_dir)
+    contestants = round_contestants(run, 0)
+    assert len(contestants) == 3 and all(c.video is not None for c in contestants)
+    session = open_session(runs, str(run_dir), film=False)
+    assert session.round == 0
+    answers = ["left", "right", "both_bad"]
+    with JudgingServer(session) as server:
+        browser.get(server.url)
+        for answer in answers:
+            videos = wait_for_videos(browser)
+            assert len(videos) == 2
+            assert all(v["width"] > 0 for v in videos)
+            shown = [
+                e.get_attribute("data-key")
+                for e in browser.find_elements(By.CSS_SELECTOR, "figure")
+            ]
+            assert len(set(shown)) == 2
+            button = browser.find_element(By.ID, f"choose-{answer}")
+            button.click()
+            WebDriverWait(browser, 10).until(expected_conditions.staleness_of(button))
+        assert browser.find_element(By.ID, "remaining").text == "0"
+        assert browser.find_elements(By.ID, "no-pair")
+        browser.find_element(By.ID, "feedback").send_keys("Keep the cart near the centre. <b>")
+        done = browser.find_element(By.ID, "finish")
+        done.click()
+        WebDriverWait(browser, 10).until(expected_conditions.staleness_of(done))
+        assert browser.find_element(By.ID, "done")
+        assert session.done.is_set()
+    stored = RoundJudgements(run_dir, 0)
+    judgements = stored.judgements()
+    assert [j.choice for j in judgements] == answers
+    assert len({j.pair for j in judgements}) == 3
+    assert stored.done() is not None
+    assert stored.feedback() == "Keep the cart near the centre. <b>\n"
+    scores = fit_scores(judgements, [c.key for c in contestants])
+    assert all(s.score is not None and s.choices == 2 for s in scores.values())
+    # the next design round's prompt takes the feedback
+    assert feedback_for_design(run_dir, 1) == "Keep the cart near the centre. <b>"
