@@ -56,8 +56,9 @@ class Videos(StrEnum):
 
 
 class Judge(StrEnum):
-    """Who watches the trained policies: nobody, or a vision-language model shown stills of the
-    rollout video (`--judge-model`)."""
+    """Who watches the trained policies: nobody, a vision-language model shown stills of the
+    rollout video (`--judge-model`), or a person on the judging page while the run waits."""
 
     NONE = "none"
     VLM = "vlm"
+    HUMAN = "human"

@@ -40,6 +40,7 @@ from rewardsmith.eureka_loop.hacking import (
     hacking_suspects,
     training_signals,
 )
+from rewardsmith.eureka_loop.human_judging import wait_for_person
 from rewardsmith.eureka_loop.judge import judge_feedback, judge_round
 from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMUnavailableError
 from rewardsmith.eureka_loop.replies import reply_record
@@ -424,6 +425,7 @@ def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     trained = [c for c in state.get("candidates", []) if c.get("status") == CandidateStatus.TRAINED]
     if not trained:
         return {}
+    wait_for_person(ctx, state.get("round", 0), trained)  # --judge human
     judge_round(ctx, trained)  # first: its verdicts go into the reflections
     bank = bank_for(ctx.run.path)
     seed_bank(ctx.adapter, bank, ctx.config.seed, ctx.reporter.message)

@@ -188,7 +188,9 @@ class LoopConfig:
         help="vlm: after each round's training, a vision-language model looks at stills of the "
         "top candidates' rollout videos (filmed even with --videos none) and says whether the "
         "policy pursues the goal or games the fitness; its verdict (judge.json) reaches the next "
-        "prompt. Selection stays on fitness.",
+        "prompt. human: after each round's training the run waits while you compare the round's "
+        "videos in pairs on a page it serves on 127.0.0.1 (the address is printed); your "
+        "feedback reaches the next prompt. Selection stays on fitness.",
     )
     judge_model: str | None = option(
         None,
@@ -197,6 +199,13 @@ class LoopConfig:
     )
     judge_top: int = option(
         2, min=1, help="With --judge vlm: how many of each round's fittest candidates are judged."
+    )
+    judge_timeout_s: float | None = option(
+        None,
+        flags=("--judge-timeout",),
+        min=1.0,
+        help="With --judge human: seconds a round waits for your judgements before it goes on "
+        "with the choices made so far (default: until you press done).",
     )
 
     def __post_init__(self) -> None:
