@@ -23,7 +23,7 @@ from rewardsmith.judging.scores import fit_scores
 from rewardsmith.judging.server import JudgingServer
 from rewardsmith.runs.judgements import RoundJudgements, feedback_for_design
 from rewardsmith.runs.store import RunStore
-from tests.runs.test_report import CHROMIUM, CHROMIUM_FLAGS
+from tests.browser import CHROMIUM, CHROMIUM_FLAGS
 
 CHROMEDRIVER = shutil.which("chromedriver")
 try:
@@ -131,7 +131,7 @@ def test_the_judge_command_serves_until_its_timeout_and_prints_the_scores(
     assert "r00c00 score +0.53 ± 0.77 (1 choice, 1 won)" in flat
 
 
-def test_a_person_judges_every_pair_in_chromium(
+def test_a_person_judges_every_pair_inrun_chromium(
     filmed_run: tuple[Path, Path], browser: Any
 ) -> None:
     from selenium.webdriver.common.by import By

@@ -6,7 +6,6 @@ import io
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,25 +15,13 @@ from typer.testing import CliRunner
 from rewardsmith.cli import app
 from rewardsmith.runs import candidate as files
 from rewardsmith.runs.views import open_view
+from tests.browser import CHROMIUM, run_chromium
 from tests.runs.recorded import copy_run, recorded_run
 
 pytestmark = pytest.mark.slow
 
 runner = CliRunner()
 FIGURES = ("fitness", "candidates", "components", "evaluation")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-# FACTS.md: without the background-networking flags Chromium keeps trying to reach outside hosts.
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-)
 # Appended to a copy of the page: records, once the page has loaded, how many images it has and
 # how many of them decoded to a real picture.
 IMAGE_PROBE = """<script>
@@ -91,14 +78,14 @@ def test_report_renders_in_headless_chromium_with_every_image(
     probe.write_text(
         (report_dir / "report.html").read_text().replace("</body>", IMAGE_PROBE + "</body>")
     )
-    dom = _chromium(
+    dom = run_chromium(
         tmp_path / "profile-dom", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()
     )
     assert f'data-images="{len(FIGURES)}/{len(FIGURES)}"' in dom.stdout, dom.stdout[-2000:]
     probe.unlink()
 
     screenshot = tmp_path / "report.png"
-    _chromium(
+    run_chromium(
         tmp_path / "profile-shot",
         "--window-size=1100,6000",
         f"--screenshot={screenshot}",
@@ -164,12 +151,3 @@ def test_component_names_are_the_legend_as_written() -> None:
     assert sorted(t.get_text() for t in legend.get_texts()) == sorted(
         [MATHTEXT, "_hidden", ESCAPED]
     )
-
-
-def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run headless Chromium with a new empty profile; its stderr chatter (D-Bus) is ignored."""
-    profile.mkdir()
-    command = [str(CHROMIUM), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return result

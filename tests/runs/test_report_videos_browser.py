@@ -19,7 +19,7 @@ from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.report import write_report
 from rewardsmith.runs.store import RunStore
 from rewardsmith.runs.views import load_view
-from tests.runs.test_report import CHROMIUM, _chromium
+from tests.browser import CHROMIUM, run_chromium
 
 H264 = 'video/mp4; codecs="avc1.42E01E"'
 # Appended to a copy of the page: once every video has its metadata, each is sought to 1 s (half
@@ -105,7 +105,7 @@ def probe_videos(page: Path, profile: Path) -> dict[str, Any]:
     probe = page.with_name("probe.html")
     probe.write_text(page.read_text().replace("</body>", VIDEO_PROBE + "</body>"))
     try:
-        dom = _chromium(profile, "--virtual-time-budget=20000", "--dump-dom", probe.as_uri())
+        dom = run_chromium(profile, "--virtual-time-budget=20000", "--dump-dom", probe.as_uri())
     finally:
         probe.unlink()
     found = re.search(r'data-videos="([^"]*)"', dom.stdout)
@@ -116,7 +116,7 @@ def probe_videos(page: Path, profile: Path) -> dict[str, Any]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium: apt-get install -y chromium")
-def test_every_rollout_video_in_the_report_plays_in_headless_chromium(
+def test_every_rollout_video_in_the_report_plays_in_headlessrun_chromium(
     filmed_report: tuple[Path, int], tmp_path: Path
 ) -> None:
     page, filmed = filmed_report

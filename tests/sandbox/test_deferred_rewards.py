@@ -25,9 +25,9 @@ from rewardsmith.rl.sb3.deferred_rewards import deferred_ppo_kwargs
 from rewardsmith.rl.sb3.policy_io import build_model
 from rewardsmith.rl.sb3.vec_reward import ContractRewardVecEnv, InProcessReward, make_vec_env
 from rewardsmith.sandbox.types import Sandbox
-from tests.sandbox.test_bad_rewards import LIMITS, OK_RETURN, expect
-from tests.sandbox.test_bad_rewards import reward as reward_module
-from tests.sandbox.test_reward_process import _fake_reward
+from tests.sandbox.bad_reward_kit import LIMITS, OK_RETURN, expect
+from tests.sandbox.bad_reward_kit import reward as reward_module
+from tests.sandbox.fake_reward_host import fake_reward
 
 CARTPOLE = load_task("cartpole")
 N_ENVS = 4
@@ -257,7 +257,7 @@ def test_hostile_totals_are_named(
     category: ErrorCategory,
     says: str,
 ) -> None:
-    _fake_reward(tmp_path, replies, monkeypatch)
+    fake_reward(tmp_path, replies, monkeypatch)
     env = deferred_env("", tmp_path)
     steps(env, 3)
     with pytest.raises(RewardError) as caught:

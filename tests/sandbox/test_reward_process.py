@@ -10,7 +10,6 @@ checks are tried with a fake reward process that sends garbage.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -24,7 +23,8 @@ from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.rl import reward_wire as wire
 from rewardsmith.rl.reward_process import RewardProcess, RewardProcessDied
 from rewardsmith.sandbox.types import Sandbox
-from tests.sandbox.test_bad_rewards import ESCAPE, LIMITS, MODULES, expect, reward, train
+from tests.sandbox.bad_reward_kit import ESCAPE, LIMITS, MODULES, expect, reward, train
+from tests.sandbox.fake_reward_host import fake_reward
 
 E = ErrorCategory
 CARTPOLE = load_task("cartpole")
@@ -146,33 +146,6 @@ def test_a_dying_reward_process_is_reported_as_its_death(tmp_path: Path) -> None
     assert died.value.exit_code == 7
 
 
-FAKE_HOST = """\
-import os, sys, struct, json
-fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])
-def send(frame):
-    os.write(fd_out, struct.pack('=I', len(frame)) + frame)
-send(b'J' + json.dumps({"op": "confined", "mechanisms": []}).encode())
-os.read(fd_in, 1 << 20)  # the init
-send(b'J' + json.dumps({"op": "ready"}).encode())
-os.read(fd_in, 1 << 20)  # the layout and the call
-for frame in REPLIES:
-    send(frame)
-os.read(fd_in, 1 << 20)
-"""
-
-
-def _fake_reward(tmp_path: Path, replies: list[bytes], monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make RewardProcess start a fake reward process that sends `replies` to the first call."""
-    script = tmp_path / "fake_host.py"
-    script.write_text(FAKE_HOST.replace("REPLIES", repr(replies)))
-    real_popen = subprocess.Popen
-
-    def popen(args: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
-        return real_popen([sys.executable, str(script), *args[3:]], **kwargs)  # type: ignore[call-overload]
-
-    monkeypatch.setattr(subprocess, "Popen", popen)
-
-
 def _json(message: dict[str, object]) -> bytes:
     import json
 
@@ -199,7 +172,7 @@ def _json(message: dict[str, object]) -> bytes:
 def test_garbage_from_the_reward_process_is_a_named_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replies: list[bytes], says: str
 ) -> None:
-    _fake_reward(tmp_path, replies, monkeypatch)
+    fake_reward(tmp_path, replies, monkeypatch)
     batch = StateBatch({name: np.zeros(2) for name in CARTPOLE.schema.names})
     with (
         RewardProcess("", "r.py", CARTPOLE.schema.names) as remote,

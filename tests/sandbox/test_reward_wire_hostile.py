@@ -19,8 +19,8 @@ from rewardsmith.envs.schema import StateBatch
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.rl.reward_process import RewardProcess
 from rewardsmith.sandbox.types import Sandbox
-from tests.sandbox.test_bad_rewards import ESCAPE, MODULES, OK_RETURN, reward, train
-from tests.sandbox.test_reward_process import _fake_reward
+from tests.sandbox.bad_reward_kit import ESCAPE, MODULES, OK_RETURN, reward, train
+from tests.sandbox.fake_reward_host import fake_reward
 
 E = ErrorCategory
 CARTPOLE = load_task("cartpole")
@@ -49,7 +49,7 @@ def _call(source: str) -> RewardError:
 def test_a_control_frame_past_the_parsers_limits_is_a_protocol_break(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, frame: bytes
 ) -> None:
-    _fake_reward(tmp_path, [frame], monkeypatch)
+    fake_reward(tmp_path, [frame], monkeypatch)
     with (
         RewardProcess("", "r.py", CARTPOLE.schema.names) as remote,
         pytest.raises(RewardError) as caught,
