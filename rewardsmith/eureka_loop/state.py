@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rewardsmith.eureka_loop.designer import Designer
     from rewardsmith.eureka_loop.llm import Budget, ChatModel
     from rewardsmith.eureka_loop.reporter import Reporter
+    from rewardsmith.job_spec import TrainJob
     from rewardsmith.runs.store import Run
     from rewardsmith.sandbox.types import Sandbox
 
@@ -98,6 +99,22 @@ class Context:
         sibling (`fanout.in_parallel` sets `cancel`) stops it within one poll."""
         if self.cancel.is_set():
             raise Cancelled()
+
+
+def training_job(ctx: Context, seed: int) -> TrainJob:
+    """The job a reward of this run trains with `seed`: the task's defaults with the run's steps,
+    learner and backend (also what rebuilds a trained policy to film it)."""
+    from rewardsmith.jobs.training import make_job
+
+    config = ctx.config
+    return make_job(
+        ctx.adapter,
+        steps=config.steps,
+        seed=seed,
+        algo=config.algo,
+        backend=config.backend,
+        search=True,
+    )
 
 
 def search_seed(config: LoopConfig, round_: int, idx: int) -> int:

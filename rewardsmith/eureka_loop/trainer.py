@@ -19,6 +19,7 @@ from rewardsmith.eureka_loop.state import (
     LoopState,
     mark,
     search_seed,
+    training_job,
 )
 from rewardsmith.eureka_loop.videos import film_trained
 from rewardsmith.jobs.records import read_training_state
@@ -47,14 +48,7 @@ def train_in(
     # An outcome of the other backend (`evaluate --backend`) is retrained, not reused.
     if stored is not None and stored.get("backend", "sb3") == ctx.config.backend:
         return stored
-    job = make_job(
-        ctx.adapter,
-        steps=ctx.config.steps,
-        seed=seed,
-        algo=ctx.config.algo,
-        backend=ctx.config.backend,
-        search=True,
-    )
+    job = training_job(ctx, seed)
     earlier: dict[str, Any] | None = None
     resume: dict[str, bytes] | None = None
     if rung is not None:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from rewardsmith.choices import Videos
 from rewardsmith.eureka_loop.fanout import in_parallel
-from rewardsmith.eureka_loop.state import CandidateSummary, Context, search_seed
-from rewardsmith.jobs.training import make_job
+from rewardsmith.eureka_loop.state import CandidateSummary, Context, search_seed, training_job
 from rewardsmith.jobs.video import record_video
 from rewardsmith.runs.candidate import CandidateStatus, TrainingFiles
 
@@ -23,14 +22,7 @@ def film(ctx: Context, folder: TrainingFiles, seed: int, *, force: bool = False)
     videos are off (and not `force`d) or the folder was filmed before."""
     if (ctx.config.videos == Videos.NONE and not force) or folder.video_note() is not None:
         return
-    job = make_job(
-        ctx.adapter,
-        steps=ctx.config.steps,
-        seed=seed,
-        algo=ctx.config.algo,
-        backend=ctx.config.backend,
-        search=True,
-    )
+    job = training_job(ctx, seed)
     outcome = record_video(
         ctx.adapter,
         job,

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from rewardsmith.envs import load_task
 from rewardsmith.eureka_loop.plan import plan_message, training_steps
-from rewardsmith.eureka_loop.reporter import NullReporter
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.jobs.training import make_job
 from rewardsmith.runs.store import RunStore
 from rewardsmith.runs.views import load_view
 from tests.fake_model import ScriptedModel
+from tests.reporters import Messages
 
 TOWARD_GOAL = """Pay for progress toward the goal.
 
@@ -47,16 +47,6 @@ def compute_reward(state, action, next_state)
 """
 
 NO_CODE = "I cannot write reward functions today."
-
-
-class Messages(NullReporter):
-    """Keeps the run's messages."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def message(self, text: str) -> None:
-        self.lines.append(text)
 
 
 def _json_files_without_a_version(run_dir: Path) -> list[str]:

@@ -24,13 +24,13 @@ from rewardsmith.eureka_loop.judge import (
     png_data_url,
     without_images,
 )
-from rewardsmith.eureka_loop.reporter import NullReporter
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.report import write_report
 from rewardsmith.runs.store import RunStore
 from rewardsmith.runs.views import load_view
 from tests.eureka_loop.rewards import GOOD_ALIVE, GOOD_UPRIGHT
+from tests.reporters import Messages
 
 HACK = {
     "follows_goal": False,
@@ -39,16 +39,6 @@ HACK = {
     "explanation": "The cart slides steadily to the left until it leaves the track.",
 }
 HACK_REPLY = f"Here is my verdict.\n```json\n{json.dumps(HACK)}\n```\n"
-
-
-class Messages(NullReporter):
-    """Keeps the run's messages."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def message(self, text: str) -> None:
-        self.lines.append(text)
 
 
 def _is_judge(request: dict[str, Any]) -> bool:

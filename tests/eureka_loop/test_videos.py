@@ -8,23 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from rewardsmith.eureka_loop.reporter import NullReporter
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.report import write_report
 from rewardsmith.runs.store import RunStore
 from rewardsmith.runs.views import load_view
 from rewardsmith.sandbox.video_file import check_video
-
-
-class Messages(NullReporter):
-    """Keeps the run's messages."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def message(self, text: str) -> None:
-        self.lines.append(text)
+from tests.reporters import Messages
 
 
 def _videos(run_dir: Path) -> list[str]:
