@@ -95,6 +95,12 @@ def _print_result(result: dict[str, Any]) -> None:
     for suspect in result.get("reward_hacking_suspects") or []:
         reasons = f" {suspect['candidate']}: " + "; ".join(suspect["reasons"])
         console.print(Text.assemble((suspect["flag"], "bold yellow"), untrusted(reasons)))
+    if videos := result.get("videos"):
+        console.print(
+            f"rollout videos: {len(videos)} (`rewardsmith show {result['run_id']}` lists them, "
+            f"`rewardsmith report {result['run_id']}` plays them)",
+            highlight=False,
+        )
 
 
 def _score_meaning(result: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ from rewardsmith.eureka_loop.offline import OfflineDesigner
 from rewardsmith.eureka_loop.plan import plan_message
 from rewardsmith.eureka_loop.reporter import NullReporter, Reporter
 from rewardsmith.eureka_loop.state import Context, LoopConfig, LoopState
+from rewardsmith.runs.candidate import VIDEO
 from rewardsmith.runs.store import Run, RunStore
 
 if TYPE_CHECKING:
@@ -212,6 +213,7 @@ def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
         "llm_calls": totals.get("calls", 0),
         "preference": summary.get("preference"),
         "reward_hacking_suspects": summary.get("reward_hacking_suspects", []),
+        "videos": sorted(str(p) for p in run.path.rglob(VIDEO)),
     }
     run.update_summary(tokens=result["tokens"], cost_usd=result["cost_usd"])
     return result

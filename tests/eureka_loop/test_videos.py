@@ -52,6 +52,7 @@ def test_best_films_each_round_best_and_the_final_arms_all_films_every_candidate
     assert round_best in filmed
     assert {"evaluation/best_s0", "evaluation/sparse_s0"} <= set(filmed)
     assert all(check_video(run_dir / f / "rollout.mp4", 8 << 20) is None for f in filmed)
+    assert best_run["videos"] == sorted(str(run_dir / f / "rollout.mp4") for f in filmed)
     # `show` and the report list them; the report plays them inline.
     view = load_view(RunStore(tmp_path / "best").open_run(run_dir))
     labels = [label for label, _ in view.videos]
