@@ -156,7 +156,7 @@ def train_reward(
         WORKER_MODULE,
         [str(job_dir)],
         workdir=job_dir,
-        inputs={**inputs, **_task_input(adapter), **(resume or {})},
+        inputs={**inputs, **task_input(adapter), **(resume or {})},
         limits=limits,
         log_path=candidate_dir / "worker.log",
         read=read_result,
@@ -204,7 +204,8 @@ def progress_poll(
     return poll
 
 
-def _task_input(adapter: TaskAdapter) -> dict[str, Path]:
+def task_input(adapter: TaskAdapter) -> dict[str, Path]:
+    """A task file's copy as a program's input (built-in tasks need none)."""
     task_path = getattr(adapter, "source_path", None)
     return {files.TASK_FILE: Path(task_path)} if task_path is not None else {}
 
@@ -242,7 +243,7 @@ def evaluate_policy(
         module,
         [str(eval_dir), str(job_dir), *map(str, readable)],
         workdir=eval_dir,
-        inputs={files.JOB_FILE: job.to_json(), **_task_input(adapter)},
+        inputs={files.JOB_FILE: job.to_json(), **task_input(adapter)},
         limits=limits,
         log_path=candidate_dir / "evaluator.log",
         read=read_evaluation,

@@ -21,6 +21,7 @@ from rewardsmith.atomic import write_bytes
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.job_spec import TrainJob
 from rewardsmith.jobs.records import BadRecord, checked, integer, obj, text
+from rewardsmith.jobs.training import task_input
 from rewardsmith.rl.video import Keyframes, VideoLimits, keyframes_npz
 from rewardsmith.sandbox.runner import log_beside, run_job
 from rewardsmith.sandbox.types import Limits, Sandbox
@@ -134,7 +135,6 @@ def record_video(
         kept.append(outcome)
         return outcome
 
-    task_path = getattr(adapter, "source_path", None)
     ran = run_job(
         sandbox,
         PROGRAM,
@@ -142,7 +142,7 @@ def record_video(
         workdir=work_dir,
         inputs={
             files.JOB_FILE: job.to_json(),
-            **({files.TASK_FILE: Path(task_path)} if task_path is not None else {}),
+            **task_input(adapter),
         },
         limits=(limits or Limits(memory_mb=VIDEO_MEMORY_MB)).within(
             wall_s=VIDEO_WALL_S, disk_mb=VIDEO_DISK_MB, disk_files=VIDEO_DISK_FILES
