@@ -52,10 +52,15 @@ def write_json(path: Path, obj: Any) -> None:
     write_text(path, to_json(obj, indent=2) + "\n")
 
 
+def record_json(record: Mapping[str, Any]) -> str:
+    """`record` as indented JSON text, stamped with the current `schema_version`."""
+    body = {k: v for k, v in record.items() if k != "schema_version"}
+    return to_json({"schema_version": SCHEMA_VERSION, **body}, indent=2) + "\n"
+
+
 def write_record(path: Path, record: Mapping[str, Any]) -> None:
     """Write `record` atomically as JSON, stamped with the current `schema_version`."""
-    body = {k: v for k, v in record.items() if k != "schema_version"}
-    write_json(path, {"schema_version": SCHEMA_VERSION, **body})
+    write_text(path, record_json(record))
 
 
 class RecordVersionError(ValueError):

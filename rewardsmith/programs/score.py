@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from rewardsmith.atomic import write_record
 from rewardsmith.job_spec import BANK_FILE, REWARD_FILE, SCORE_RESULT_FILE
+from rewardsmith.programs.sealed_outputs import SealedOutputs
 from rewardsmith.reward.call import call_reward
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.reward.loader import load_reward
@@ -98,8 +98,9 @@ def score_episodes(reward_path: Path, bank_path: Path, gamma: float = 0.99) -> d
 
 def main(work_dir: Path, gamma: float = 0.99) -> int:
     """Sandbox entry point: 0 even when the reward fails, whose error is in `score.json`."""
+    outputs = SealedOutputs(work_dir, SCORE_RESULT_FILE)
     record = score_episodes(work_dir / REWARD_FILE, work_dir / BANK_FILE, gamma)
-    write_record(work_dir / SCORE_RESULT_FILE, record)
+    outputs.write_record(SCORE_RESULT_FILE, record)
     return 0
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from rewardsmith.atomic import write_record
 from rewardsmith.job_spec import REWARD_FILE, SMOKE_RESULT_FILE, STATES_FILE
+from rewardsmith.programs.sealed_outputs import SealedOutputs
 from rewardsmith.reward.call import call_reward
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.loader import load_reward
@@ -112,8 +112,9 @@ def run_checks(reward_path: Path, states_path: Path, min_calls_per_s: float) -> 
 
 def main(work_dir: Path, min_calls_per_s: float) -> int:
     """Sandbox entry point: 0 even when the reward fails, whose error is in `smoke.json`."""
+    outputs = SealedOutputs(work_dir, SMOKE_RESULT_FILE)
     record = run_checks(work_dir / REWARD_FILE, work_dir / STATES_FILE, min_calls_per_s)
-    write_record(work_dir / SMOKE_RESULT_FILE, record)
+    outputs.write_record(SMOKE_RESULT_FILE, record)
     return 0
 
 

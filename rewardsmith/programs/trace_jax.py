@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from rewardsmith.atomic import write_record
 from rewardsmith.job_spec import EXPORT_FILE, REWARD_FILE, STATES_FILE, TRACE_RESULT_FILE
+from rewardsmith.programs.sealed_outputs import SealedOutputs
 from rewardsmith.programs.smoke import load_transitions
 from rewardsmith.reward.call import call_reward
 from rewardsmith.reward.errors import ErrorCategory, RewardError
@@ -55,8 +55,8 @@ def _agree(reference: np.ndarray, traced: Any, what: str) -> str | None:
     )
 
 
-def run_trace(work_dir: Path, task_id: str) -> dict[str, Any]:
-    """The trace.json record; writes the export beside it when the reward traced and agreed."""
+def run_trace(work_dir: Path, task_id: str) -> tuple[dict[str, Any], bytes]:
+    """The trace.json record, and the export (empty unless the reward traced and agreed)."""
     from rewardsmith.programs.jax_contract import load_jax_reward
     from rewardsmith.programs.jax_export import call_export, export_reward, load_reward_export
 
@@ -106,9 +106,8 @@ def run_trace(work_dir: Path, task_id: str) -> dict[str, Any]:
                 "in float32 under jax.numpy (no in-place updates, no float64-only precision)",
             )
     except RewardError as failure:
-        return {"status": "error", "error": failure.to_dict(), "warnings": []}
-    (work_dir / EXPORT_FILE).write_bytes(data)
-    return {"status": "ok", "components": names, "warnings": []}
+        return {"status": "error", "error": failure.to_dict(), "warnings": []}, b""
+    return {"status": "ok", "components": names, "warnings": []}, data
 
 
 def main(work_dir: Path, task_id: str) -> int:
@@ -116,7 +115,10 @@ def main(work_dir: Path, task_id: str) -> int:
     from rewardsmith.rl.jax import prepare_process
 
     prepare_process()
-    write_record(work_dir / TRACE_RESULT_FILE, run_trace(work_dir, task_id))
+    outputs = SealedOutputs(work_dir, TRACE_RESULT_FILE, EXPORT_FILE)  # before JAX starts threads
+    record, export = run_trace(work_dir, task_id)
+    outputs.write_bytes(EXPORT_FILE, export)
+    outputs.write_record(TRACE_RESULT_FILE, record)
     return 0
 
 

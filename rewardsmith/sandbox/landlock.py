@@ -145,3 +145,18 @@ def _add_rule(ruleset: int, path: Path, access: int) -> None:
         raise ConfinementError(f"cannot add a Landlock rule for {path}: {exc.strerror}") from exc
     finally:
         os.close(fd)
+
+
+def seal_writes() -> bool:
+    """From here on this process (and what it starts) can create, write, rename or remove no
+    file: a further Landlock layer that grants reads only. Files opened before stay writable
+    through their descriptors, so a program opens its outputs first, then seals, then loads
+    reward code, which then has no disk to fill (RLIMIT_FSIZE still caps each output).
+
+    Returns False where the kernel has no Landlock (the runner's polled cap is all there is);
+    raises ConfinementError where Landlock exists but the layer cannot be added.
+    """
+    if landlock_abi() < 1:
+        return False
+    restrict_filesystem([Path("/")], [])
+    return True

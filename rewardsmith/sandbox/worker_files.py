@@ -103,8 +103,12 @@ def parse_json(text: str, name: str) -> Any:
 
 
 def read_json(directory: Path, name: str, cap: int) -> Any:
-    """The file's one JSON value."""
-    return parse_json(read_text(directory, name, cap), name)
+    """The file's one JSON value. An empty file is missing: a program that opens its outputs
+    before it seals the disk (`programs.sealed_outputs`) and dies leaves them empty."""
+    text = read_text(directory, name, cap)
+    if not text:
+        raise MissingWorkerFile(name, "is empty (the program stopped before writing it)")
+    return parse_json(text, name)
 
 
 def read_record(directory: Path, name: str, cap: int) -> dict[str, Any]:

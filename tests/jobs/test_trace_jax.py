@@ -38,7 +38,10 @@ def states(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def trace(tmp_path: Path, states: Path, source: str) -> dict:
     (tmp_path / REWARD_FILE).write_text(source)
     (tmp_path / STATES_FILE).write_bytes(states.read_bytes())
-    return run_trace(tmp_path, "cartpole")
+    record, export = run_trace(tmp_path, "cartpole")
+    if export:
+        (tmp_path / EXPORT_FILE).write_bytes(export)
+    return record
 
 
 def test_the_human_reward_traces_agrees_and_exports(tmp_path: Path, states: Path) -> None:

@@ -3,7 +3,9 @@
 `run_job` measures the directory (lstat only, sparse files as what they occupy) at every poll and
 once after the program exits; past a cap the program is killed and fails with `disk_limit`, what
 it wrote is removed, and the rest of the run goes on. The checks' folders (`smoke/`,
-`preference/`) are removed once their record is read, whatever the outcome.
+`preference/`) are removed once their record is read, whatever the outcome. Where the kernel has
+Landlock the check programs also seal the disk before loading the reward (`test_sealed_disk.py`),
+so a flooding reward's first write is refused instead.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from rewardsmith.jobs.score import score_bank
 from rewardsmith.jobs.smoke import smoke_test
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.sandbox.disk_usage import MAX_DEPTH, measure
+from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.landlock import landlock_abi
 from rewardsmith.sandbox.runner import run_job
 from rewardsmith.sandbox.types import Limits, Sandbox, SandboxRun
 from tests.sandbox.hostile import as_reward
@@ -228,7 +232,20 @@ def human(task: TaskAdapter) -> str:
     return source
 
 
-def test_a_reward_that_floods_its_smoke_dir_fails_with_disk_limit(
+def refused_or_capped(job: object, sandbox: Sandbox, *says: str) -> None:
+    """Where the check program seals the disk (Landlock) the reward's first write is refused;
+    elsewhere the polled cap ends the program with `disk_limit`."""
+    error = job.error  # type: ignore[attr-defined]
+    assert error is not None, "expected the flood to fail the candidate"
+    sealed = "Permission denied" in error.message and error.category is ErrorCategory.RUNTIME_ERROR
+    must_seal = isinstance(sandbox, ProcessSandbox) and landlock_abi() > 0
+    if must_seal or sealed:
+        assert sealed, f"{error}\n{error.traceback}"
+    else:
+        disk_limit(job, *says)
+
+
+def test_a_reward_that_floods_its_smoke_dir_fails_the_candidate(
     cartpole: TaskAdapter, states: Path, tmp_path: Path, sandbox: Sandbox
 ) -> None:
     """Ten 100 MB files from the reward's first call: the candidate fails, its folder goes."""
@@ -236,7 +253,7 @@ def test_a_reward_that_floods_its_smoke_dir_fails_with_disk_limit(
     work = tmp_path / "cand" / "smoke"
     report = smoke_test(cartpole, flooding, work, states, sandbox, limits())
     assert not report.ok
-    disk_limit(report, "smoke test on cartpole: ")
+    refused_or_capped(report, sandbox, "smoke test on cartpole: ")
     assert not work.exists() and not os.path.lexists(work)
     assert (tmp_path / "cand" / "logs" / "smoke.log").exists()
 
@@ -262,7 +279,7 @@ def test_bank_scoring_leaves_no_folder(
     assert not os.path.lexists(work)
     flooding = as_reward([[f"f{i}", "big", "x"] for i in range(10)], ESCAPE)
     scores = score_bank(flooding, work, states, sandbox, limits())
-    disk_limit(scores, "scoring the trajectory bank: ")
+    refused_or_capped(scores, sandbox, "scoring the trajectory bank: ")
     assert not os.path.lexists(work)
 
 
