@@ -62,3 +62,12 @@ class Judge(StrEnum):
     NONE = "none"
     VLM = "vlm"
     HUMAN = "human"
+
+
+class Fitness(StrEnum):
+    """What selection ranks a round's candidates by (`eureka_loop/selection_rule.py`): the task's
+    reward-free fitness, a person's choices on the judging page (Bradley-Terry scores), or both."""
+
+    TASK = "task"
+    HUMAN = "human"
+    BLEND = "blend"

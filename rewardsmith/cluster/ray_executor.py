@@ -90,8 +90,8 @@ def train_on_node(spec: RemoteTraining, attempts: Any) -> dict[str, Any]:
     import ray
 
     from rewardsmith.envs import load_task
-    from rewardsmith.envs.task_copy import TASK_COPY
     from rewardsmith.jobs.training import train_reward
+    from rewardsmith.runs.layout import TASK_COPY
     from rewardsmith.sandbox.backends import choose_sandbox
 
     node = ray.get_runtime_context().get_node_id()

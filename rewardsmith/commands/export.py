@@ -12,8 +12,8 @@ import typer
 from rewardsmith import __version__
 from rewardsmith.commands.common import RunArgument, RunsDirOption, console, fail, fmt
 from rewardsmith.commands.runs_list import load, run_errors
-from rewardsmith.envs.task_copy import TASK_COPY
 from rewardsmith.eureka_loop.baseline import is_env_reward
+from rewardsmith.runs.layout import TASK_COPY
 from rewardsmith.runs.views import CandidateView, RunView
 
 

@@ -14,6 +14,7 @@ from rich.text import Text
 from rewardsmith.commands.common import RunArgument, RunsDirOption, console, fail, fmt
 from rewardsmith.commands.runs_list import load, run_errors
 from rewardsmith.commands.text import plain, untrusted
+from rewardsmith.runs.layout import REWARD
 from rewardsmith.runs.views import CandidateView, RunView
 
 
@@ -85,7 +86,7 @@ def print_code(c: CandidateView) -> None:
     code = c.code()
     if code is None:
         fail(f"{c.key} has no reward code: {c.fate}", "its raw reply: add --response")
-    console.print(Rule(f"{c.path / 'reward.py'}", style="dim"))
+    console.print(Rule(f"{c.path / REWARD}", style="dim"))
     print_source(code, "python")
 
 

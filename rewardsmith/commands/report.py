@@ -9,6 +9,7 @@ import typer
 
 from rewardsmith.commands.common import RunArgument, RunsDirOption, console
 from rewardsmith.commands.runs_list import load, run_errors
+from rewardsmith.runs.layout import REPORT_DIR
 
 
 def report(
@@ -30,7 +31,7 @@ def report(
 
     view = load(run, runs_dir)
     with run_errors():
-        page, pngs = write_report(view, (out or view.path / "report").resolve())
+        page, pngs = write_report(view, (out or view.path / REPORT_DIR).resolve())
     names = ", ".join(p.name for p in pngs)
     console.print(f"wrote [bold]{page}[/]" + (f" and {names}" if names else ""), highlight=False)
     console.print(f"open it in a browser: {page.as_uri()}", highlight=False, soft_wrap=True)

@@ -174,11 +174,14 @@ def run(
             check_backend(backend, task or "", task_file is not None)
             if algo not in (None, Algo.PPO):
                 raise ValueError(f"the {backend} backend trains with PPO only; drop --algo {algo}")
-    config = LoopConfig(
-        task_id=task or "",
-        task_file=str(task_file.resolve()) if task_file else None,
-        **options,
-    )
+    try:
+        config = LoopConfig(
+            task_id=task or "",
+            task_file=str(task_file.resolve()) if task_file else None,
+            **options,
+        )
+    except ValueError as exc:  # options that do not go together: a usage error
+        fail(str(exc), code=2)
     _execute(lambda reporter: start_run(config, runs_dir, reporter), as_json, runs_dir)
 
 

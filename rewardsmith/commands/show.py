@@ -141,7 +141,11 @@ def print_round(round_view: RoundView) -> None:
         console.print("selection has not run for this round (the run stopped or is still running)")
         return
     best = f"best so far: {r.summary.get('best') or '-'} ({fmt(r.summary.get('best_fitness'))})"
+    if r.summary.get("selected_on") not in (None, "task"):
+        best += f", selected on {r.summary['selected_on']} scores"
     console.print(best if r.summary.get("trained") else f"no candidate trained; {best}")
+    if r.summary.get("selection_note"):
+        console.print(untrusted(str(r.summary["selection_note"]), "yellow"), highlight=False)
     if r.summary.get("judge_note"):
         console.print(untrusted(str(r.summary["judge_note"]), "yellow"), highlight=False)
 

@@ -25,6 +25,7 @@ from rewardsmith.commands.common import (
 )
 from rewardsmith.commands.signals import exit_code, stop_on_signals
 from rewardsmith.commands.text import untrusted
+from rewardsmith.runs.layout import EVAL_DIR, JOB_DIR, WORKER_LOG
 
 
 def resolve_reward(adapter: Any, reward: str) -> tuple[str | None, str]:
@@ -116,7 +117,7 @@ def train(
         out = claim_fresh_dir(
             Path("runs") / "train", f"{adapter.id}-{time.strftime('%Y%m%d-%H%M%S')}"
         )
-    elif any((out / name).exists() for name in ("job", "eval")):
+    elif any((out / name).exists() for name in (JOB_DIR, EVAL_DIR)):
         fail(
             f"{out} already holds a training job",
             "pass a new --out folder, or leave it out to get one under runs/train/",
@@ -168,7 +169,7 @@ def train(
     if outcome.error is not None:
         fail(
             str(outcome.error),
-            f"worker log: {out / 'worker.log'}"
+            f"worker log: {out / WORKER_LOG}"
             + (f"\n{outcome.error.traceback}" if outcome.error.traceback else ""),
         )
     success = "" if outcome.success_rate is None else f", success rate {outcome.success_rate:.0%}"

@@ -13,9 +13,7 @@ import tomllib
 from pathlib import Path
 
 from rewardsmith.envs.toml_write import dumps
-
-TASK_COPY = "task.toml"
-REWARD_COPIES = {"human_reward": "human_reward.py", "sparse_reward": "sparse_reward.py"}
+from rewardsmith.runs.layout import REWARD_COPIES, TASK_COPY
 
 
 def copy_task(task_file: Path, dest_dir: Path) -> Path:

@@ -44,6 +44,7 @@ from rewardsmith.eureka_loop.human_judging import wait_for_person
 from rewardsmith.eureka_loop.judge import judge_feedback, judge_round
 from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMUnavailableError
 from rewardsmith.eureka_loop.replies import reply_record
+from rewardsmith.eureka_loop.selection import round_leader
 from rewardsmith.eureka_loop.state import (
     CandidateStatus,
     CandidateSummary,
@@ -53,7 +54,7 @@ from rewardsmith.eureka_loop.state import (
 )
 from rewardsmith.jobs.records import read_trajectories
 from rewardsmith.prompts import render
-from rewardsmith.runs import candidate as candidate_files
+from rewardsmith.runs import layout
 from rewardsmith.runs.candidate import CandidateFiles
 from rewardsmith.sandbox.worker_files import WorkerFileError
 
@@ -410,8 +411,8 @@ def analyze_candidate(
     if verdict is not None:
         analysis["judge"] = verdict
     text, data = reflection(outcome, code, has_success, analysis)
-    files.write(candidate_files.REFLECTION, text + judge_feedback(verdict))
-    files.write(candidate_files.ANALYSIS, {**data, **analysis})
+    files.write(layout.REFLECTION, text + judge_feedback(verdict))
+    files.write(layout.ANALYSIS, {**data, **analysis})
     return analysis
 
 
@@ -425,14 +426,14 @@ def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     trained = [c for c in state.get("candidates", []) if c.get("status") == CandidateStatus.TRAINED]
     if not trained:
         return {}
-    wait_for_person(ctx, state.get("round", 0), trained)  # --judge human
+    wait_for_person(ctx, state.get("round", 0), trained, state.get("best"))  # --judge human
     judge_round(ctx, trained)  # first: its verdicts go into the reflections
     bank = bank_for(ctx.run.path)
     seed_bank(ctx.adapter, bank, ctx.config.seed, ctx.reporter.message)
     bank_records = bank.load()
     reference = field_stats(bank_records) if bank_records else {}
     gamma = learner_gamma(ctx)
-    round_best = max(trained, key=lambda c: float(c.get("fitness") or float("-inf")))
+    round_best = round_leader(ctx, state.get("round", 0), trained)  # as `select` will pick
     flags = {}
     for c in trained:
         with_llm = ctx.config.analyzer_llm and c is round_best
@@ -450,7 +451,7 @@ def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     info = bank.info()
     ctx.run.write_round_file(
         state.get("round", 0),
-        f"analysis_a{state.get('attempt', 0)}.json",
+        layout.round_file(layout.ROUND_ANALYSIS, state.get("attempt", 0)),
         {"reward_hacking_suspects": flags, "bank_size": info.size, "bank_version": info.version},
     )
     ctx.run.update_summary(

@@ -27,12 +27,10 @@ from rewardsmith.jobs.records import read_trajectories
 from rewardsmith.rl.rollout import Policy, random_policy, rollout_episodes
 from rewardsmith.rl.trajectories import load_episodes, save_episodes
 from rewardsmith.runs.atomic import fsync_dir
+from rewardsmith.runs.layout import BANK_ARRAYS, BANK_DIR, BANK_META
 from rewardsmith.runs.schema import read_record, write_record
 from rewardsmith.sandbox.worker_files import WorkerFileError
 
-BANK_DIR = "bank"
-BANK_FILE = "bank.npz"
-META_FILE = "bank.json"
 DEFAULT_CAP = 200  # episodes; the scorer's cost grows with it, and 200 give ~20k pairs
 MAX_TRANSITIONS = 100_000  # a second cap, for long-episode tasks (MuJoCo: 1,000 steps an episode)
 FITNESS_BINS = 10
@@ -126,12 +124,12 @@ class TrajectoryBank:
     @property
     def path(self) -> Path:
         """The episodes (`bank.npz`): the one bank file the sandboxed scorer is given."""
-        return self.directory / BANK_FILE
+        return self.directory / BANK_ARRAYS
 
     @property
     def meta_path(self) -> Path:
         """Each kept episode's source and every source ever added (`bank.json`)."""
-        return self.directory / META_FILE
+        return self.directory / BANK_META
 
     def exists(self) -> bool:
         """Both files are there: a bank whose first write was cut short counts as none."""

@@ -17,6 +17,7 @@ from rewardsmith.choices import (
     Algo,
     Backend,
     ExecutorChoice,
+    Fitness,
     Judge,
     SandboxChoice,
     Schedule,
@@ -190,7 +191,8 @@ class LoopConfig:
         "policy pursues the goal or games the fitness; its verdict (judge.json) reaches the next "
         "prompt. human: after each round's training the run waits while you compare the round's "
         "videos in pairs on a page it serves on 127.0.0.1 (the address is printed); your "
-        "feedback reaches the next prompt. Selection stays on fitness.",
+        "feedback reaches the next prompt. Selection stays on fitness unless --fitness says "
+        "otherwise.",
     )
     judge_model: str | None = option(
         None,
@@ -205,7 +207,15 @@ class LoopConfig:
         flags=("--judge-timeout",),
         min=1.0,
         help="With --judge human: seconds a round waits for your judgements before it goes on "
-        "with the choices made so far (default: until you press done).",
+        "with the choices made so far (default: until you press done, or Ctrl-C once).",
+    )
+    fitness: Fitness = option(
+        Fitness.TASK,
+        help="What selection ranks by. task: the task's fitness. human (needs --judge human): "
+        "the Bradley-Terry scores of your choices on the judging page, where the best so far "
+        "is shown beside the new candidates as the anchor between rounds. blend: the mean of "
+        "the two ranks, ties to the higher task fitness. A round without choices is selected "
+        "on task fitness (docs/inspecting_runs.md).",
     )
 
     def __post_init__(self) -> None:
@@ -219,6 +229,11 @@ class LoopConfig:
                 except ValueError:
                     allowed = ", ".join(member.value for member in kind)
                     raise ValueError(f"unknown {name} {value!r}; choose one of {allowed}") from None
+        if self.fitness != Fitness.TASK and self.judge != Judge.HUMAN:
+            raise ValueError(
+                f"--fitness {self.fitness} ranks candidates by a person's choices, which only "
+                "--judge human collects: add --judge human, or use --fitness task"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The config as run.json records it, so `resume` rebuilds the same loop."""
@@ -245,4 +260,5 @@ CHOICES: dict[str, type[Any]] = {
     "schedule": Schedule,
     "videos": Videos,
     "judge": Judge,
+    "fitness": Fitness,
 }

@@ -28,7 +28,7 @@ from rewardsmith.eureka_loop.state import (
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.reward.static import check_source
-from rewardsmith.runs import candidate as files
+from rewardsmith.runs import layout
 from rewardsmith.sandbox.types import Limits
 
 SMOKE_LIMITS = Limits(wall_s=60.0, memory_mb=2048)
@@ -39,9 +39,8 @@ def _jax_check(ctx: Context, code: str, cand_dir: Path) -> None:
     """On the jax backend: the reward under numpy and under jax.numpy, on the same recorded
     states, must agree; code that cannot trace is a `jax_incompatible` error (in the sandbox)."""
     from rewardsmith.jobs.trace_jax import trace_reward
-    from rewardsmith.sandbox.runner import log_beside
 
-    work_dir = cand_dir / "trace"
+    work_dir = cand_dir / layout.TRACE_DIR
     report = trace_reward(
         ctx.adapter.id,
         code,
@@ -49,7 +48,7 @@ def _jax_check(ctx: Context, code: str, cand_dir: Path) -> None:
         ctx.states_path,
         ctx.sandbox,
         TRACE_LIMITS,
-        log_beside(work_dir, "trace"),
+        layout.program_log(work_dir, "trace"),
     )
     if report.error is not None:
         raise report.error
@@ -73,7 +72,7 @@ def _review_with_llm(ctx: Context, summary: CandidateSummary, code: str) -> str 
         reply = str(reply_record(ctx, key, messages, summary["round"], "critic").get("reply", ""))
     except LLMUnavailableError:
         return None  # the review is advisory: an unavailable model does not block a candidate
-    ctx.run.candidate(summary["round"], summary["idx"]).write(files.CRITIC_REVIEW, reply)
+    ctx.run.candidate(summary["round"], summary["idx"]).write(layout.CRITIC_REVIEW, reply)
     first = reply.strip().splitlines()[0].upper() if reply.strip() else ""
     if "REJECT" in first:
         reasons = " ".join(line.strip() for line in reply.strip().splitlines()[1:4])
@@ -89,7 +88,7 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     folder = ctx.run.candidate(round_, idx)
     code = folder.reward_code()
     if is_env_reward(code):  # the environment's own reward: no code to check
-        folder.write(files.CRITIQUE, {"ok": True, "warnings": [], "env_reward": True})
+        folder.write(layout.CRITIQUE, {"ok": True, "warnings": [], "env_reward": True})
         ctx.reporter.candidate(round_, idx, "accepted", "the environment's own reward")
         return summary
     verdict: dict[str, Any] = {"ok": True, "warnings": []}
@@ -98,7 +97,7 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
         report = smoke_test(
             ctx.adapter,
             code,
-            folder.path / "smoke",
+            folder.path / layout.SMOKE_DIR,
             ctx.states_path,
             ctx.sandbox,
             SMOKE_LIMITS,
@@ -121,7 +120,7 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
                 verdict.update(ok=False, category="critic_rejected", message=reason)
     except RewardError as error:
         verdict.update(ok=False, **error.to_dict())
-    folder.write(files.CRITIQUE, verdict)
+    folder.write(layout.CRITIQUE, verdict)
     summary["warnings"] = verdict["warnings"]
     if not verdict["ok"]:
         category, message = verdict["category"], verdict["message"]

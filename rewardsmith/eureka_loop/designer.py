@@ -27,7 +27,7 @@ from rewardsmith.eureka_loop.state import (
 )
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import ErrorCategory
-from rewardsmith.runs import candidate as files
+from rewardsmith.runs import layout
 from rewardsmith.runs.judgements import feedback_for_design
 from rewardsmith.runs.schema import embedded_record
 
@@ -94,7 +94,7 @@ def build_messages(ctx: Context, state: LoopState) -> list[Message]:
     )
     best = state.get("best")
     if best is not None:
-        user += "\n" + (ctx.run.candidate(best["round"], best["idx"]).text(files.REFLECTION) or "")
+        user += "\n" + (ctx.run.candidate(best["round"], best["idx"]).text(layout.REFLECTION) or "")
     failures = [
         {"category": c.get("category"), "message": c.get("message"), "traceback": None}
         for c in state.get("candidates", [])
@@ -115,7 +115,7 @@ def _preference_feedback(ctx: Context, state: LoopState, limit: int = 2) -> list
     for c in state.get("candidates", []):
         if c.get("category") != ErrorCategory.PREFERENCE_REJECTED.value:
             continue
-        text = ctx.run.candidate(c["round"], c["idx"]).text(files.PREFERENCE_FEEDBACK)
+        text = ctx.run.candidate(c["round"], c["idx"]).text(layout.PREFERENCE_FEEDBACK)
         if text is not None:
             texts.append(text)
         if len(texts) == limit:
@@ -180,7 +180,7 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     messages = build_messages(ctx, state)
     ctx.run.write_round_file(
         round_,
-        f"prompt_a{attempt}.json",
+        layout.round_file(layout.ROUND_PROMPT, attempt),
         {"messages": messages, "prompt_hash": prompt_hash(messages)},
     )
     k = ctx.config.samples
@@ -197,10 +197,10 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     candidates: list[CandidateSummary] = []
     for idx, proposal in zip(indices, proposals, strict=True):
         folder = ctx.run.candidate(round_, idx)
-        folder.write(files.PROMPT, {"messages": messages, "prompt_hash": prompt_hash(messages)})
-        folder.write(files.RESPONSE, proposal.reply)
+        folder.write(layout.PROMPT, {"messages": messages, "prompt_hash": prompt_hash(messages)})
+        folder.write(layout.RESPONSE, proposal.reply)
         if proposal.call and "genome" in proposal.call:
-            folder.write(files.GENOME, embedded_record(proposal.call["genome"]))
+            folder.write(layout.GENOME, embedded_record(proposal.call["genome"]))
         summary: CandidateSummary = {
             "round": round_,
             "idx": idx,
@@ -219,7 +219,7 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
         else:
             try:
                 code = extract_code(proposal.reply)
-                folder.write(files.REWARD, code)
+                folder.write(layout.REWARD, code)
             except ExtractError as exc:
                 summary.update(
                     {

@@ -13,7 +13,8 @@ from rewardsmith.eureka_loop.offline import OfflineDesigner
 from rewardsmith.eureka_loop.reporter import NullReporter
 from rewardsmith.eureka_loop.state import LoopConfig, search_seed
 from rewardsmith.job_spec import POLICY_FILE
-from rewardsmith.runs.candidate import VIDEO_NOTE, CandidateKey, TrainingFiles
+from rewardsmith.runs.candidate import CandidateKey, TrainingFiles
+from rewardsmith.runs.layout import VIDEO_NOTE
 from rewardsmith.runs.store import RunStore
 
 ARM_PREFIX = "evaluation/"

@@ -36,7 +36,8 @@ from rewardsmith.eureka_loop.replies import save_call
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, candidate_key
 from rewardsmith.eureka_loop.videos import film_candidate
 from rewardsmith.prompts import render
-from rewardsmith.runs.candidate import REWARD, CandidateFiles, TrainingFiles, candidates_on_disk
+from rewardsmith.runs.candidate import CandidateFiles, TrainingFiles, candidates_on_disk
+from rewardsmith.runs.layout import REWARD
 from rewardsmith.untrusted_text import plain
 
 HACKS = ("standing_still", "physics_glitch", "moving_backwards", "falling_on_purpose", "other")

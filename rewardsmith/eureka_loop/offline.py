@@ -35,7 +35,7 @@ from rewardsmith.eureka_loop.task_terms import (
 from rewardsmith.prompts import render
 from rewardsmith.reward.syntax import parse
 from rewardsmith.rl.trajectories import load_episodes
-from rewardsmith.runs import candidate as candidate_files
+from rewardsmith.runs import layout
 from rewardsmith.runs.schema import embedded_record
 
 SHAPING_KINDS = ("toward_zero", "increase", "decrease", "level_penalty")
@@ -363,7 +363,7 @@ def _parent(
 ) -> tuple[Genome, list[str]]:
     """The best candidate's genome, and the human components it does not already reshape."""
     parent_files = ctx.run.candidate(best["round"], best["idx"])
-    recorded = parent_files.record(candidate_files.GENOME)
+    recorded = parent_files.record(layout.GENOME)
     if recorded is None:
         raise FileNotFoundError(f"{parent_files.path} has no genome to evolve from")
     parent = Genome.from_record(recorded)

@@ -38,12 +38,12 @@ from rewardsmith.eureka_loop.state import (
 from rewardsmith.jobs.score import BankScores, score_bank
 from rewardsmith.jobs.training import make_job
 from rewardsmith.reward.errors import ErrorCategory
-from rewardsmith.runs import candidate as candidate_files
+from rewardsmith.runs import layout
 from rewardsmith.runs.candidate import CandidateFiles, candidates_on_disk
 from rewardsmith.sandbox.types import Limits
 
-PREFERENCE_FILE = candidate_files.PREFERENCE
-FEEDBACK_FILE = candidate_files.PREFERENCE_FEEDBACK
+PREFERENCE_FILE = layout.PREFERENCE
+FEEDBACK_FILE = layout.PREFERENCE_FEEDBACK
 SCORE_LIMITS = Limits(wall_s=120.0, memory_mb=4096)
 DEFAULT_GAMMA = 0.99  # Stable-Baselines3's default for PPO and SAC
 
@@ -137,7 +137,7 @@ def score_candidate(ctx: Context, files: CandidateFiles, view: BankView) -> Bank
         return env_reward_scores(view)
     return score_bank(
         source,
-        files.path / "preference",
+        files.path / layout.PREFERENCE_DIR,
         view.bank.path,
         ctx.sandbox,
         SCORE_LIMITS,

@@ -25,7 +25,7 @@ from rewardsmith.eureka_loop.llm import (
     prompt_hash,
 )
 from rewardsmith.eureka_loop.state import Context, LoopState
-from rewardsmith.runs import candidate as candidate_files
+from rewardsmith.runs import layout
 from rewardsmith.runs.candidate import CandidateFiles, CandidateKey
 from rewardsmith.runs.schema import read_record
 from rewardsmith.runs.store import Run
@@ -111,7 +111,7 @@ class ReplayDesigner:
         match = _DESIGN_KEY.fullmatch(key)
         if match:
             files = CandidateFiles(self.source.path, CandidateKey(int(match[2]), int(match[3])))
-            prompt = files.record(candidate_files.PROMPT)
+            prompt = files.record(layout.PROMPT)
             if prompt is not None:
                 return prompt
         if record is not None and "prompt_hash" in record:

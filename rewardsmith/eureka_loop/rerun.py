@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from rewardsmith.runs import layout
 from rewardsmith.runs.schema import RunStoreError, write_record
 from rewardsmith.runs.store import Run, RunStore
 from rewardsmith.runs.views import load_view
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from rewardsmith.eureka_loop.replay_designer import PromptCheck
     from rewardsmith.eureka_loop.reporter import Reporter
 
-REPLAY_FILE = "replay.json"
 FITNESS_TOLERANCE = 1e-6
 
 
@@ -113,7 +113,7 @@ def rerun(
 
     `seed` defaults to the source run's; `rounds` and `evaluate` can shorten the rerun.
     """
-    from rewardsmith.envs.task_copy import TASK_COPY, copy_task
+    from rewardsmith.envs.task_copy import copy_task
     from rewardsmith.eureka_loop.no_result import NothingTrainedError
     from rewardsmith.eureka_loop.replay_designer import (
         ReplayDesigner,
@@ -146,7 +146,7 @@ def rerun(
                 "running", replay_of=str(source.path), model=f"replay of {info['model']}"
             )
             if config.task_file:
-                copy_task(source.path / TASK_COPY, run.path)
+                copy_task(source.path / layout.TASK_COPY, run.path)
             diverged = None
             try:
                 replay_run(run, config, designer, cast("LLMClient", llm), reporter)
@@ -155,7 +155,7 @@ def rerun(
             except NothingTrainedError:
                 pass  # as the source run may have ended: the comparison shows every fate
             result = compare(source, run, designer.checks, diverged, config.rounds, config.evaluate)
-            write_record(run.path / REPLAY_FILE, result.to_dict())
+            write_record(run.path / layout.REPLAY, result.to_dict())
     return result
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from rewardsmith.choices import Backend, ExecutorChoice, Judge
 from rewardsmith.envs import load_task
-from rewardsmith.envs.task_copy import TASK_COPY, copy_task
+from rewardsmith.envs.task_copy import copy_task
 from rewardsmith.eureka_loop.designer import Designer, LLMDesigner
 from rewardsmith.eureka_loop.graph import build_graph
 from rewardsmith.eureka_loop.no_result import NothingTrainedError, explain
@@ -16,13 +16,12 @@ from rewardsmith.eureka_loop.offline import OfflineDesigner
 from rewardsmith.eureka_loop.plan import plan_message
 from rewardsmith.eureka_loop.reporter import NullReporter, Reporter
 from rewardsmith.eureka_loop.state import Context, LoopConfig, LoopState
-from rewardsmith.runs.candidate import VIDEO
+from rewardsmith.runs.layout import STATES, TASK_COPY, VIDEO
 from rewardsmith.runs.store import Run, RunStore
 
 if TYPE_CHECKING:
     from rewardsmith.eureka_loop.llm import Budget, ChatModel
 
-STATES_FILE = "states.npz"
 JUDGE_TEMPERATURE = 0.0  # a verdict, not a design: the same stills should get the same answer
 NO_JUDGE_MODEL = (
     "--judge vlm needs a vision model: pass --judge-model MODEL (a litellm vision model, e.g. "
@@ -119,7 +118,7 @@ def open_context(
         reporter.message(
             f"executor: {config.executor} ({config.address or 'RAY_ADDRESS or local'})"
         )
-    states_path = run.path / STATES_FILE
+    states_path = run.path / STATES
     if not states_path.exists():
         record_states(adapter, states_path, seed=config.seed)
     # The trajectory bank for the preference check and the analyzer (no reward code runs here).

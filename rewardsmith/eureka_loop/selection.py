@@ -1,4 +1,5 @@
-"""The select node and the routing after it: best by fitness (never by the candidate's own reward)."""
+"""The select node and the routing after it: best by fitness (never by the candidate's own reward),
+the task's or a person's as `--fitness` says (`selection_rule.py`)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from rewardsmith.choices import Judge
+from rewardsmith.choices import Fitness, Judge
 from rewardsmith.eureka_loop.judge import disagreement
+from rewardsmith.eureka_loop.selection_rule import SelectionRule, human_scores
+from rewardsmith.eureka_loop.selection_rule import compared_fitness as _fitness
 from rewardsmith.eureka_loop.state import (
     CandidateStatus,
     CandidateSummary,
@@ -17,7 +20,7 @@ from rewardsmith.eureka_loop.state import (
     search_seed,
 )
 from rewardsmith.eureka_loop.videos import film_candidate
-from rewardsmith.runs.candidate import REWARD
+from rewardsmith.runs.layout import REWARD, ROUND_SUMMARY, round_file
 
 SELECTION_MARGIN = 0.02
 """A candidate replaces the best so far (or, within a round, an earlier candidate: the offline
@@ -33,65 +36,53 @@ CONFIRM_SEED_OFFSET = 500
 seeds are `seed + round * 1000 + idx`, and the final evaluation's start at `seed + 100_000`)."""
 
 
-def _fitness(candidate: CandidateSummary) -> float:
-    """The fitness selection compares: the mean over both seeds once a candidate was confirmed."""
-    fitness = candidate.get("fitness")
-    if fitness is None:
-        return float("-inf")
-    if "confirm_fitness" not in candidate:
-        return float(fitness)
-    second = candidate["confirm_fitness"]
-    return float("-inf") if second is None else (float(fitness) + float(second)) / 2
-
-
-def _better(
-    a: CandidateSummary | None, b: CandidateSummary | None, margin: float = 0.0
-) -> CandidateSummary | None:
-    """`b` if it beats `a` by more than `margin`, else `a` (the incumbent keeps near-ties)."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return b if _fitness(b) > _fitness(a) + margin else a
-
-
-def pick_best(
-    incumbent: CandidateSummary | None, trained: list[CandidateSummary], margin: float
-) -> tuple[CandidateSummary | None, CandidateSummary | None]:
-    """The round's best (earlier candidates keep near-ties) and the run's best after it."""
-    round_best = None
-    for candidate in sorted(trained, key=lambda c: c["idx"]):
-        round_best = _better(round_best, candidate, margin)
-    return round_best, _better(incumbent, round_best, margin)
-
-
 def _margin(ctx: Context) -> float:
     seen = [c["fitness"] for c in ctx.run.candidates() if c.get("fitness") is not None]
     return SELECTION_MARGIN * (max(seen) - min(seen)) if len(seen) > 1 else 0.0
 
 
+def selection_rule(ctx: Context, round_: int) -> SelectionRule:
+    """The rule that selects round `round_` (`--fitness`), with the run's noise margin and, for
+    `human` and `blend`, the round's human scores as stored so far."""
+    fitness = ctx.config.fitness
+    scores = human_scores(ctx.run.path, round_) if fitness != Fitness.TASK else {}
+    return SelectionRule(fitness, _margin(ctx), scores)
+
+
+def round_leader(
+    ctx: Context, round_: int, trained: list[CandidateSummary]
+) -> CandidateSummary | None:
+    """The candidate `select` will call the round's best (before any `--confirm-best`), for
+    the analyzer's one LLM summary."""
+    return selection_rule(ctx, round_).pick(None, _finalists(trained))[0]
+
+
 def select(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Pick the round's best and the run's by the reward-free fitness (never the candidate's
-    own reward), keeping near-ties with the incumbent, and decide whether the run goes on."""
+    own reward) or the person's choices (`--fitness`, `selection_rule.py`), keeping ties with
+    the incumbent, and decide whether the run goes on."""
     ctx = runtime.context
     round_, attempt = state.get("round", 0), state.get("attempt", 0)
     candidates = state.get("candidates", [])
     trained = [c for c in candidates if c.get("status") == CandidateStatus.TRAINED]
     finalists = _finalists(trained)
-    margin = _margin(ctx)
+    rule = selection_rule(ctx, round_)
     incumbent = state.get("best")
-    round_best, best = pick_best(incumbent, finalists, margin)
+    round_best, best = rule.pick(incumbent, finalists)
     if ctx.config.confirm_best and round_best is not None and best is round_best:
-        round_best = _confirm(ctx, round_best)
-        best = _better(incumbent, round_best, margin)
-    _report_near_ties(ctx, finalists, best, margin)
+        confirmed = _confirm(ctx, round_best)
+        finalists = [confirmed if c is round_best else c for c in finalists]
+        round_best, best = confirmed, rule.settle(incumbent, confirmed, finalists)
+    if not rule.by_people(finalists):
+        _report_near_ties(ctx, finalists, best, rule.margin)
     if round_best is not None:
         film_candidate(ctx, round_best)
     entry = {
         **_round_entry(round_, attempt, candidates, round_best, best),
         **_judge_entry(ctx, finalists, round_best, best),
+        **_human_entry(ctx, rule, finalists),
     }
-    ctx.run.write_round_file(round_, f"summary_a{attempt}.json", entry)
+    ctx.run.write_round_file(round_, round_file(ROUND_SUMMARY, attempt), entry)
     _record_best(ctx, best, entry["best"])
     ctx.run.update_summary(rounds_done=round_ + 1)
     stop = _stop_reason(ctx, state.get("stop_reason"), best)
@@ -143,6 +134,23 @@ def _judge_entry(
     if note is not None:
         ctx.reporter.message(note)
     return {"judge_disagrees": note is not None, "judge_note": note}
+
+
+def _human_entry(
+    ctx: Context, rule: SelectionRule, finalists: list[CandidateSummary]
+) -> dict[str, Any]:
+    """With `--fitness human|blend`: what selection ranked by this round, the human scores it
+    saw, and any fallback to task fitness (each also said in a message)."""
+    if rule.fitness == Fitness.TASK:
+        return {}
+    for note in rule.notes:
+        ctx.reporter.message(note)
+    return {
+        "fitness": str(rule.fitness),
+        "selected_on": str(rule.fitness) if rule.by_people(finalists) else str(Fitness.TASK),
+        "human_scores": {key: round(score, 4) for key, score in rule.human.items()},
+        "selection_note": "; ".join(rule.notes) or None,
+    }
 
 
 def _recorded_fitness(candidate: CandidateSummary | None) -> float | None:

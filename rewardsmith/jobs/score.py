@@ -25,7 +25,8 @@ from rewardsmith.jobs.records import (
     show,
 )
 from rewardsmith.reward.errors import RewardError
-from rewardsmith.sandbox.runner import log_beside, run_job
+from rewardsmith.runs import layout
+from rewardsmith.sandbox.runner import run_job
 from rewardsmith.sandbox.types import Limits
 from rewardsmith.sandbox.worker_files import read_record
 
@@ -114,7 +115,7 @@ def score_bank(
         limits=limits.within(
             wall_s=SCORE_WALL_S, disk_mb=SCORE_DISK_MB, disk_files=SCORE_DISK_FILES
         ),
-        log_path=log_beside(work_dir, "score"),
+        log_path=layout.program_log(work_dir, "score"),
         read=lambda directory: read_scores(directory, episodes),
         what="scoring the trajectory bank",
         discard_inputs=[BANK_FILE],

@@ -17,7 +17,8 @@ from rewardsmith.jobs.records import BadRecord, checked, number, obj, show, text
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.rl.rollout import random_policy, rollout_episodes
 from rewardsmith.rl.trajectories import save_episodes
-from rewardsmith.sandbox.runner import log_beside, run_job
+from rewardsmith.runs import layout
+from rewardsmith.sandbox.runner import run_job
 from rewardsmith.sandbox.types import Limits
 from rewardsmith.sandbox.worker_files import read_record
 
@@ -114,7 +115,7 @@ def smoke_test(
         limits=limits.within(
             wall_s=SMOKE_WALL_S, disk_mb=SMOKE_DISK_MB, disk_files=SMOKE_DISK_FILES
         ),
-        log_path=log_beside(work_dir, "smoke"),
+        log_path=layout.program_log(work_dir, "smoke"),
         read=read_smoke,
         what=f"smoke test on {adapter.id}",
         discard_inputs=[STATES_FILE],

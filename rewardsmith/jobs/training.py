@@ -19,6 +19,7 @@ from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.job_spec import TrainJob
 from rewardsmith.jobs.records import read_checkpoints, read_evaluation, read_progress, read_result
 from rewardsmith.reward.errors import RewardError
+from rewardsmith.runs import layout
 from rewardsmith.sandbox.runner import bad_output, run_job
 from rewardsmith.sandbox.runner import classify_failure as classify_failure
 from rewardsmith.sandbox.types import Limits, SandboxRun
@@ -146,7 +147,7 @@ def train_reward(
         )
         return outcome
     start = time.monotonic()
-    job_dir, eval_dir = candidate_dir / "job", candidate_dir / "eval"
+    job_dir, eval_dir = candidate_dir / layout.JOB_DIR, candidate_dir / layout.EVAL_DIR
     remove(eval_dir)  # an interrupted attempt's evaluation must not outlive it
     job.env_reward = reward_source is None
     inputs = {files.REWARD_FILE: reward_source or "", files.JOB_FILE: job.to_json()}
@@ -158,7 +159,7 @@ def train_reward(
         workdir=job_dir,
         inputs={**inputs, **task_input(adapter), **(resume or {})},
         limits=limits,
-        log_path=candidate_dir / "worker.log",
+        log_path=candidate_dir / layout.WORKER_LOG,
         read=read_result,
         on_poll=progress_poll(job_dir, job, on_progress),
     )
@@ -237,7 +238,7 @@ def evaluate_policy(
     """Run a backend's reward-free evaluator in its own sandbox; only `eval/` is writable to it,
     the trained policy in `job/` is readable, and so is each of `readable` (its arguments after
     the two folders)."""
-    job_dir, eval_dir = candidate_dir / "job", candidate_dir / "eval"
+    job_dir, eval_dir = candidate_dir / layout.JOB_DIR, candidate_dir / layout.EVAL_DIR
     evaluated = run_job(
         sandbox,
         module,
@@ -245,7 +246,7 @@ def evaluate_policy(
         workdir=eval_dir,
         inputs={files.JOB_FILE: job.to_json(), **task_input(adapter)},
         limits=limits,
-        log_path=candidate_dir / "evaluator.log",
+        log_path=candidate_dir / layout.EVALUATOR_LOG,
         read=read_evaluation,
         what="evaluation failed",
         readable=[job_dir, *readable],

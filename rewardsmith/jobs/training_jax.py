@@ -19,6 +19,7 @@ from rewardsmith.job_spec import TrainJob
 from rewardsmith.jobs import evaluator_cache
 from rewardsmith.jobs.records import read_result
 from rewardsmith.reward.errors import RewardError
+from rewardsmith.runs import layout
 from rewardsmith.sandbox.runner import run_job
 from rewardsmith.sandbox.types import Limits, Sandbox
 from rewardsmith.sandbox.workdirs import remove
@@ -59,17 +60,17 @@ def trace_for_training(
     from rewardsmith.jobs.trace_jax import trace_reward
 
     candidate_dir.mkdir(parents=True, exist_ok=True)
-    states = candidate_dir / "trace_states.npz"
+    states = candidate_dir / layout.TRACE_STATES
     record_states(adapter, states)
     try:
         report = trace_reward(
             adapter.id,
             reward_source,
-            candidate_dir / "trace",
+            candidate_dir / layout.TRACE_DIR,
             states,
             sandbox,
             limits,
-            candidate_dir / "tracer.log",
+            candidate_dir / layout.TRACER_LOG,
         )
     finally:
         states.unlink(missing_ok=True)
@@ -94,7 +95,7 @@ def train_reward_jax(
     )
 
     start = time.monotonic()
-    job_dir, eval_dir = candidate_dir / "job", candidate_dir / "eval"
+    job_dir, eval_dir = candidate_dir / layout.JOB_DIR, candidate_dir / layout.EVAL_DIR
     remove(eval_dir)
     job.env_reward = reward_source is None
     outcome = TrainOutcome(ok=False, candidate_dir=candidate_dir)
@@ -114,7 +115,7 @@ def train_reward_jax(
         workdir=job_dir,
         inputs=inputs,
         limits=limits,
-        log_path=candidate_dir / "worker.log",
+        log_path=candidate_dir / layout.WORKER_LOG,
         read=read_result,
         on_poll=progress_poll(job_dir, job, on_progress),
     )

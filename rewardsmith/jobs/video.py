@@ -23,7 +23,8 @@ from rewardsmith.job_spec import TrainJob
 from rewardsmith.jobs.records import BadRecord, checked, integer, obj, text
 from rewardsmith.jobs.training import task_input
 from rewardsmith.rl.video import Keyframes, VideoLimits, keyframes_npz
-from rewardsmith.sandbox.runner import log_beside, run_job
+from rewardsmith.runs import layout
+from rewardsmith.sandbox.runner import run_job
 from rewardsmith.sandbox.types import Limits, Sandbox
 from rewardsmith.sandbox.video_file import keep_video
 from rewardsmith.sandbox.worker_files import WorkerFileError, read_npz, read_record
@@ -127,7 +128,7 @@ def record_video(
     copies stay."""
     if job.backend != "sb3":
         return VideoOutcome(None, "videos are recorded on the sb3 backend only so far")
-    job_dir, work_dir = candidate_dir / "job", candidate_dir / "video"
+    job_dir, work_dir = candidate_dir / layout.JOB_DIR, candidate_dir / layout.VIDEO_DIR
     kept: list[VideoOutcome] = []
 
     def read_and_keep(folder: Path) -> VideoOutcome:
@@ -147,7 +148,7 @@ def record_video(
         limits=(limits or Limits(memory_mb=VIDEO_MEMORY_MB)).within(
             wall_s=VIDEO_WALL_S, disk_mb=VIDEO_DISK_MB, disk_files=VIDEO_DISK_FILES
         ),
-        log_path=log_beside(work_dir, "video"),
+        log_path=layout.program_log(work_dir, "video"),
         read=read_and_keep,
         what="recording the video",
         readable=[job_dir],

@@ -1,12 +1,15 @@
 """Which two rollout videos to show next, so each click teaches the most.
 
-The contestants are a round's trained candidates that have a video and, as an anchor, the human
-reward's video from the final evaluation where the run has one (`evaluation/human`): a known
-reference puts the round's candidates on a scale a person recognises.
+The contestants are a round's trained candidates that have a video and two anchors: the
+incumbent, the run's best before this round (from an earlier round), and the human reward's video
+from the final evaluation where the run has one (`evaluation/human`). A known reference puts the
+round's candidates on a scale a person recognises; the incumbent, compared on the same page, is
+what makes a round's scores comparable with the best so far, so that `--fitness human|blend` can
+decide whether a new candidate takes over (`eureka_loop/selection_rule.py`).
 
 The next pair is the unjudged pair closest in current Bradley-Terry score (a comparison of two
 near-equals is the least predictable, so it teaches the most); among equally close pairs, the one
-whose members were compared least, then one with the anchor, then by fitness closeness. Each pair
+whose members were compared least, then one with an anchor, then by fitness closeness. Each pair
 is shown at most once per round, whichever side each member was on.
 """
 
@@ -21,8 +24,9 @@ from pathlib import Path
 from rewardsmith.judging.scores import Score, fit_scores
 from rewardsmith.runs.candidate import CandidateStatus
 from rewardsmith.runs.judgements import Judgement
+from rewardsmith.runs.layout import REWARD_COPIES
 from rewardsmith.runs.store import Run
-from rewardsmith.runs.views import load_view
+from rewardsmith.runs.views import RunView, load_view
 
 HUMAN_ANCHOR = "evaluation/human"
 """The key of the human reward's video (the final evaluation's first seed) among contestants."""
@@ -37,16 +41,44 @@ class Contestant:
     fitness: float | None
     code: str | None
     is_anchor: bool = False
+    is_incumbent: bool = False
+
+    @property
+    def label(self) -> str:
+        """The key as the page shows it, with the role of an anchor."""
+        if self.is_anchor:
+            return f"{self.key} (the human reward)"
+        if self.is_incumbent:
+            return f"{self.key} (the best so far)"
+        return self.key
+
+
+def incumbent_before(view: RunView, round: int) -> str | None:
+    """The run's best before `round`: the best the last selection of an earlier round chose."""
+    chosen = [
+        r.summary["best"]
+        for r in view.rounds
+        if r.round < round and r.summary is not None and r.summary.get("best")
+    ]
+    return str(chosen[-1]) if chosen else None
 
 
 def round_contestants(run: Run, round: int, *, anchor: bool = True) -> list[Contestant]:
-    """The trained candidates of `round` (with or without a video yet), then the human anchor
-    where the final evaluation filmed one."""
+    """The incumbent (the run's best before the round) and the trained candidates of `round`,
+    in key order, with or without a video yet; then the human anchor where the final evaluation
+    filmed one."""
     view = load_view(run)
+    incumbent = incumbent_before(view, round)
     found = [
-        Contestant(key=c.key, video=c.files.video(), fitness=c.fitness, code=c.code())
+        Contestant(
+            key=c.key,
+            video=c.files.video(),
+            fitness=c.fitness,
+            code=c.code(),
+            is_incumbent=c.key == incumbent,
+        )
         for c in view.candidates
-        if c.round == round and c.status == CandidateStatus.TRAINED.value
+        if (c.round == round or c.key == incumbent) and c.status == CandidateStatus.TRAINED.value
     ]
     human = run.evaluation_arm("human", 0)
     if anchor and human.video() is not None:
@@ -57,9 +89,7 @@ def round_contestants(run: Run, round: int, *, anchor: bool = True) -> list[Cont
                 key=HUMAN_ANCHOR,
                 video=human.video(),
                 fitness=float(fitness) if isinstance(fitness, int | float) else None,
-                code=(run.path / "human_reward.py").read_text(encoding="utf-8")
-                if (run.path / "human_reward.py").is_file()
-                else None,
+                code=_human_code(run.path),
                 is_anchor=True,
             )
         )
@@ -121,7 +151,7 @@ def next_pair(
         return (
             round(abs(value(a.key) - value(b.key)), 6),
             count(a.key) + count(b.key),
-            0 if (a.is_anchor or b.is_anchor) else 1,
+            0 if any((a.is_anchor, a.is_incumbent, b.is_anchor, b.is_incumbent)) else 1,
             gap,
             a.key,
             b.key,
@@ -136,3 +166,9 @@ def next_pair(
 def _fitness_spread(contestants: Sequence[Contestant]) -> float:
     values = [c.fitness for c in contestants if c.fitness is not None and math.isfinite(c.fitness)]
     return max(values) - min(values) if len(values) > 1 else 0.0
+
+
+def _human_code(run_path: Path) -> str | None:
+    """The human reward's code where the run keeps a copy (task-file runs), else None."""
+    copy = run_path / REWARD_COPIES["human_reward"]
+    return copy.read_text(encoding="utf-8") if copy.is_file() else None

@@ -362,7 +362,6 @@ def _hidden(name: str, value: str) -> str:
 
 def _side(side: str, contestant: Contestant, token: str) -> str:
     src = f"/video/{quote(contestant.key, safe='/')}?token={quote(token)}"
-    label = contestant.key + (" (the human reward)" if contestant.is_anchor else "")
     code = (
         f"<details><summary>reward code</summary><pre>{_e(contestant.code)}</pre></details>"
         if contestant.code
@@ -370,7 +369,7 @@ def _side(side: str, contestant: Contestant, token: str) -> str:
     )
     return (
         f"<figure class='side' id='{side}' data-key='{_e(contestant.key)}'>"
-        f"<figcaption>{side}: <b>{_e(label)}</b>, fitness {_f(contestant.fitness)}</figcaption>"
+        f"<figcaption>{side}: <b>{_e(contestant.label)}</b>, fitness {_f(contestant.fitness)}</figcaption>"
         f"<video controls autoplay loop muted playsinline preload='auto' src='{_e(src)}'>"
         "</video>" + code + "</figure>"
     )
@@ -378,9 +377,10 @@ def _side(side: str, contestant: Contestant, token: str) -> str:
 
 def _scores_table(session: JudgingSession, scores: dict[str, Score]) -> str:
     fitness = {c.key: c.fitness for c in session.contestants}
+    labels = {c.key: c.label for c in session.contestants}
     ordered = ranked(scores)
     rows = "".join(
-        f"<tr><td>{_e(s.key)}</td><td class='num'>{_f(fitness.get(s.key))}</td>"
+        f"<tr><td>{_e(labels.get(s.key, s.key))}</td><td class='num'>{_f(fitness.get(s.key))}</td>"
         f"<td class='num'>{_score_text(s)}</td><td class='num'>{s.choices}</td>"
         f"<td class='num'>{s.wins}</td></tr>"
         for s in ordered
@@ -391,6 +391,20 @@ def _scores_table(session: JudgingSession, scores: dict[str, Score]) -> str:
         f"<tbody>{rows}</tbody></table><p class='note'>A score is a log-odds of being preferred,"
         " relative to the mean of the compared candidates (0): +1 beats a 0 at odds of e:1."
         ' "Both bad" counts as a loss of both against a fixed baseline.</p>'
+        + _incumbent_note(session)
+    )
+
+
+def _incumbent_note(session: JudgingSession) -> str:
+    """Why the best so far is on the page: its choices tie this round's scale to earlier ones."""
+    incumbent = next((c for c in session.contestants if c.is_incumbent), None)
+    if incumbent is None:
+        return ""
+    return (
+        f"<p class='note' id='incumbent-note'>{_e(incumbent.key)} is the run's best before this"
+        " round: comparing it with this round's candidates puts them on one scale, so that"
+        " selection on human scores (--fitness human or blend) can tell whether one of them"
+        " takes over.</p>"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from rewardsmith.job_spec import REWARD_FILE
 from rewardsmith.reward.errors import ErrorCategory, RewardError
 from rewardsmith.reward.syntax import parse
 
@@ -38,7 +39,7 @@ FORBIDDEN_ATTRIBUTES = frozenset(
 )
 
 
-def check_source(source: str, filename: str = "reward.py") -> ast.Module:
+def check_source(source: str, filename: str = REWARD_FILE) -> ast.Module:
     """Parse the source and check the contract's shape; raise RewardError on the first problem."""
     try:
         tree = parse(source, filename)

@@ -1,21 +1,5 @@
-"""One candidate of a run: its key and its folder `round_RR/cand_II/`, the one owner of the
-names of the files in it and of how each is written and read.
-
-Layout of a candidate folder (files appear as the candidate gets through the loop):
-
-    prompt.json, response.md     what the designer was asked and replied
-    genome.json                  the offline designer's genome (offline runs)
-    reward.py                    the extracted reward code
-    critique.json                the critic's verdict (plus critic_review.md with an LLM critic)
-    preference.json              the preference check's bank scores and verdict
-    preference_feedback.md       what a rejection tells the designer
-    rung_R.json, rung_R_state/   halving schedule: each rung's outcome and the state it left
-    outcome.json                 the training outcome (fitness, checkpoints, steps)
-    analysis.json, reflection.md the analyzer's facts and the feedback for the next round
-    rollout.mp4, video.json      the rollout video (`--videos`, or for the judge) and its note
-    keyframes.npz                evenly spaced stills of that video (checked copies)
-    judge.json                   the video judge's verdict (`--judge vlm`)
-    job/, eval/, smoke/, ...     the sandboxed programs' own folders
+"""One candidate of a run: its key and its folder `round_RR/cand_II/`, and how each file in it
+is written and read (the names are `rewardsmith.runs.layout`'s).
 
 JSON files are versioned records (`write_record`); reading one checks its version.
 """
@@ -29,26 +13,23 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.runs.layout import (
+    ANALYSIS,
+    CONFIRM_DIR,
+    CRITIQUE,
+    EVAL_DIR,
+    JOB_DIR,
+    JUDGE,
+    KEYFRAMES,
+    OUTCOME,
+    PREFERENCE,
+    REWARD,
+    VIDEO,
+    VIDEO_NOTE,
+    rung_file,
+    rung_state_dir,
+)
 from rewardsmith.runs.schema import read_record, write_file
-
-REWARD = "reward.py"
-RESPONSE = "response.md"
-PROMPT = "prompt.json"
-GENOME = "genome.json"
-CRITIQUE = "critique.json"
-CRITIC_REVIEW = "critic_review.md"
-PREFERENCE = "preference.json"
-PREFERENCE_FEEDBACK = "preference_feedback.md"
-OUTCOME = "outcome.json"
-ANALYSIS = "analysis.json"
-REFLECTION = "reflection.md"
-JOB_DIR = "job"
-EVAL_DIR = "eval"
-CONFIRM_DIR = "confirm"
-VIDEO = "rollout.mp4"  # one rendered episode of the trained policy (`--videos`)
-VIDEO_NOTE = "video.json"  # frames filmed, or why there is no video
-KEYFRAMES = "keyframes.npz"  # stills of the video, for the judge (`frames`, `seconds`)
-JUDGE = "judge.json"  # the video judge's verdict (`--judge vlm`)
 
 
 class CandidateStatus(StrEnum):
@@ -219,7 +200,7 @@ class TrainingFiles:
 
     def rung_state_dir(self, index: int) -> Path:
         """What halving rung `index` left for the next rung to continue from."""
-        return self.path / f"rung_{index}_state"
+        return self.path / rung_state_dir(index)
 
 
 class CandidateFiles(TrainingFiles):
@@ -264,11 +245,6 @@ class CandidateFiles(TrainingFiles):
     def confirmation(self) -> TrainingFiles:
         """The second-seed training (`--confirm-best`) of a would-be new best, `confirm/`."""
         return TrainingFiles(self.path / CONFIRM_DIR)
-
-
-def rung_file(index: int) -> str:
-    """The file that keeps halving rung `index`'s outcome."""
-    return f"rung_{index}.json"
 
 
 def candidates_on_disk(run_path: Path) -> Iterator[CandidateFiles]:

@@ -4,7 +4,8 @@ Layout (beside the round's candidates):
 
     round_RR/judgements.jsonl     one JSON line per choice, appended (and fsynced) as it is made
     round_RR/feedback.md          the round's written feedback (replaced atomically)
-    round_RR/judging_done.json    written when the person pressed "done"
+    round_RR/judging_done.json    written when the person pressed "done" (or ended a run's wait
+                                  with Ctrl-C: `"ended_by": "ctrl-c"`)
     round_RR/human_feedback.md    what the next design was told: the previous round's feedback and
                                   any pending feedback, fixed once so a resumed round asks the same
     feedback_next.md              feedback for the next round given outside a judging session
@@ -27,13 +28,9 @@ from typing import Any
 
 from rewardsmith.atomic import SCHEMA_VERSION, RecordVersionError, fsync_dir, record_body, to_json
 from rewardsmith.runs.atomic import write_text
+from rewardsmith.runs.layout import DESIGN_FEEDBACK, JUDGEMENTS, JUDGING_DONE, PENDING_FEEDBACK
+from rewardsmith.runs.layout import ROUND_FEEDBACK as FEEDBACK
 from rewardsmith.runs.schema import RunStoreError, now_iso, read_record, write_record
-
-JUDGEMENTS = "judgements.jsonl"
-FEEDBACK = "feedback.md"
-JUDGING_DONE = "judging_done.json"
-DESIGN_FEEDBACK = "human_feedback.md"
-PENDING_FEEDBACK = "feedback_next.md"
 
 CHOICES = ("left", "right", "both_bad")
 """What a person can answer about a pair: which video is better, or that both are bad."""

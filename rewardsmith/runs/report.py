@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from rewardsmith import __version__
 from rewardsmith.runs.atomic import write_text
+from rewardsmith.runs.layout import REPORT_PAGE
 from rewardsmith.runs.versus_human import versus_human_text
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
 from rewardsmith.untrusted_text import plain
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-REPORT_FILE = "report.html"
 COLORS = {"best": "#c2410c", "human": "#1d4ed8", "sparse": "#6b7280", "trained": "#0f766e"}
 
 
@@ -53,7 +53,7 @@ def write_report(view: RunView, out: Path) -> tuple[Path, list[Path]]:
             path = out / f"{name}.png"
             figure.savefig(path, dpi=110)
             figures[name] = FigureFile(path, title, caption)
-    page = out / REPORT_FILE
+    page = out / REPORT_PAGE
     write_text(page, render_html(view, figures))
     return page, [f.path for f in figures.values() if isinstance(f, FigureFile)]
 

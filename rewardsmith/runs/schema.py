@@ -15,6 +15,7 @@ from typing import Any
 from rewardsmith import __version__
 from rewardsmith.atomic import SCHEMA_VERSION, RecordVersionError, record_body, write_record
 from rewardsmith.runs.atomic import read_json, write_text
+from rewardsmith.runs.layout import BANK_META, EVALUATION_REPORT, GENOME, OUTCOME
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -26,7 +27,7 @@ __all__ = [
     "write_record",
 ]
 
-UNVERSIONED_RECORDS = frozenset({"outcome.json", "evaluation.json", "genome.json", "bank.json"})
+UNVERSIONED_RECORDS = frozenset({OUTCOME, EVALUATION_REPORT, GENOME, BANK_META})
 """Records that runs made before they were versioned hold without `schema_version`."""
 
 

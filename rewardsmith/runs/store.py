@@ -31,6 +31,7 @@ from typing import Any, Literal, get_args
 
 from rewardsmith import __version__
 from rewardsmith.processes import current_process, is_alive
+from rewardsmith.runs import layout
 from rewardsmith.runs.atomic import fsync_dir
 from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, TrainingFiles
 from rewardsmith.runs.index import RunIndex
@@ -40,7 +41,6 @@ logger = logging.getLogger(__name__)
 
 RunStatus = Literal["running", "finished", "interrupted", "failed"]
 STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
-RUN_FILE = "run.json"
 OFFLINE_DESIGNER = "offline designer"
 _PACKAGES = ("numpy", "torch", "gymnasium", "stable-baselines3", "litellm", "langgraph")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -96,27 +96,27 @@ class Run:
     @property
     def checkpoint_db_path(self) -> Path:
         """Where the LangGraph SQLite checkpointer keeps the graph state."""
-        return self.path / "state.sqlite"
+        return self.path / layout.CHECKPOINT_DB
 
     @property
     def index_path(self) -> Path:
         """`index.sqlite`, the candidates and LLM calls; opened on the first query, not here."""
-        return self.path / "index.sqlite"
+        return self.path / layout.INDEX_DB
 
     @property
     def llm_dir(self) -> Path:
         """`llm/`: each reply saved under its key before it is used (`save_reply`)."""
-        return self.path / "llm"
+        return self.path / layout.LLM_DIR
 
     @property
     def evaluation_dir(self) -> Path:
         """The final evaluation: one folder per retrained reward and seed, and its report."""
-        return self.path / "evaluation"
+        return self.path / layout.EVALUATION_DIR
 
     @property
     def evaluation_file(self) -> Path:
         """The final evaluation's report; absent until the evaluation has finished."""
-        return self.evaluation_dir / "evaluation.json"
+        return self.evaluation_dir / layout.EVALUATION_REPORT
 
     def evaluation_arm(self, name: str, seed_index: int) -> TrainingFiles:
         """The folder the final evaluation trains reward `name` (best, human, sparse) in."""
@@ -127,9 +127,11 @@ class Run:
     def info(self) -> dict[str, Any]:
         """The contents of run.json, as recorded (see `status` for the live status)."""
         try:
-            return read_record(self.path / RUN_FILE)
+            return read_record(self.path / layout.RUN_INFO)
         except FileNotFoundError:
-            raise RunStoreError(f"{self.path} is not a rewardsmith run (no {RUN_FILE})") from None
+            raise RunStoreError(
+                f"{self.path} is not a rewardsmith run (no {layout.RUN_INFO})"
+            ) from None
 
     def status(self) -> RunStatus:
         """The recorded status, except that `running` with its process gone is `interrupted`."""
@@ -160,7 +162,7 @@ class Run:
             info = self.info()
             change(info)
             info["updated_at"] = now_iso()
-            write_record(self.path / RUN_FILE, info)
+            write_record(self.path / layout.RUN_INFO, info)
 
     # files
 
@@ -268,7 +270,7 @@ class RunStore:
         }
         run = Run(path)
         run._db()  # set up the index before run.json makes the run visible to other processes
-        write_record(path / RUN_FILE, info)
+        write_record(path / layout.RUN_INFO, info)
         return run
 
     def open_run(self, ref: str | Path) -> Run:
@@ -314,7 +316,7 @@ class RunStore:
         summaries = []
         for path in self._run_dirs():
             try:
-                summaries.append(_summarize(path, read_record(path / RUN_FILE)))
+                summaries.append(_summarize(path, read_record(path / layout.RUN_INFO)))
             except FileNotFoundError:
                 continue
             except RunStoreError as e:

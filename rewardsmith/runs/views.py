@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.runs import candidate as files
+from rewardsmith.runs import layout
 from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, CandidateStatus, candidate_key
 from rewardsmith.runs.index import MIGRATIONS
 from rewardsmith.runs.judgements import Judgement, RoundJudgements, judged_rounds
@@ -85,15 +85,15 @@ class CandidateView:
 
     def code(self) -> str | None:
         """The reward code, or None when none was extracted from the reply."""
-        return self.files.text(files.REWARD)
+        return self.files.text(layout.REWARD)
 
     def response(self) -> str | None:
         """The designer's raw reply."""
-        return self.files.text(files.RESPONSE)
+        return self.files.text(layout.RESPONSE)
 
     def prompt(self) -> dict[str, Any] | None:
         """`{"messages": [...], "prompt_hash": ...}` exactly as sent."""
-        return self.files.record(files.PROMPT)
+        return self.files.record(layout.PROMPT)
 
     def critique(self) -> dict[str, Any] | None:
         """The critic's verdict, or None before the critic saw code (or when none was extracted)."""
@@ -309,8 +309,8 @@ def load_view(run: Run) -> RunView:
     info = run.info()
     candidate_rows, calls = _read_index(run.index_path)
     samples = max(1, int((info.get("config") or {}).get("samples") or 1))
-    summaries = _round_files(run.path, "summary")
-    prompts = _round_files(run.path, "prompt")
+    summaries = _round_records(run.path, layout.ROUND_SUMMARY)
+    prompts = _round_records(run.path, layout.ROUND_PROMPT)
     best_key = _best_key(info, summaries)
     candidates = [
         CandidateView(
@@ -411,15 +411,9 @@ def _read_index(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     return [dict(r) for r in candidates], [dict(r) for r in calls]
 
 
-def _round_files(run_dir: Path, stem: str) -> dict[tuple[int, int], dict[str, Any]]:
-    """`round_RR/<stem>_aA.json` records by (round, attempt)."""
-    found = {}
-    for path in run_dir.glob(f"round_*/{stem}_a*.json"):
-        round_match = re.fullmatch(r"round_(\d+)", path.parent.name)
-        attempt_match = re.fullmatch(rf"{stem}_a(\d+)\.json", path.name)
-        if round_match and attempt_match:
-            found[(int(round_match[1]), int(attempt_match[1]))] = read_record(path)
-    return found
+def _round_records(run_dir: Path, stem: str) -> dict[tuple[int, int], dict[str, Any]]:
+    """The run's round files `stem` (`layout.ROUND_SUMMARY`, ...) by (round, attempt)."""
+    return {at: read_record(path) for at, path in layout.round_files(run_dir, stem).items()}
 
 
 def _best_key(info: dict[str, Any], summaries: dict[tuple[int, int], dict[str, Any]]) -> str | None:
@@ -439,7 +433,7 @@ def _reflection(
         parsed = CandidateKey.parse(key or "")
     except ValueError:
         return None
-    text = CandidateFiles(run_dir, parsed).text(files.REFLECTION)
+    text = CandidateFiles(run_dir, parsed).text(layout.REFLECTION)
     if text is None:
         return None
     fitness = next((c.fitness for c in candidates if c.key == key), None)

@@ -186,12 +186,6 @@ def disk_limit_error(
     return RewardError(DISK_LIMIT, _prefixed(what, message))
 
 
-def log_beside(workdir: Path, name: str) -> Path:
-    """Where the orchestrator keeps a check's log: `logs/NAME.log` in the folder holding
-    `workdir` (the candidate's), never inside the directory the program may write."""
-    return workdir.parent / "logs" / f"{name}.log"
-
-
 def bad_output(bad: WorkerFileError, run: SandboxRun | None, what: str | None) -> RewardError:
     """The named error for a worker file that could not be used."""
     tail = run.output[-TAIL_CHARS:] if run is not None else None

@@ -48,6 +48,7 @@ def _select(
             seed=7,
             videos="none",
             judge="none",
+            fitness="task",
         ),
         budget=None,
     )

@@ -1,7 +1,8 @@
 """`--judge human`: the run waits after a round's training while a person judges its videos on
 the judging page; the person (a thread speaking HTTP to the real server on 127.0.0.1) clicks
 through the pairs and writes feedback, and the next round's prompt carries it. A round marked
-done is not asked again on resume, and a page nobody opens times out."""
+done is not asked again on resume, a page nobody opens times out, and Ctrl-C during the wait
+goes on with the choices so far (selected on them with `--fitness human`)."""
 
 from __future__ import annotations
 
@@ -100,10 +101,13 @@ def test_the_run_waits_for_the_person_and_the_next_round_hears_the_feedback(
         thread.join(10)
     run_dir = Path(result["run_dir"])
     assert [h["round"] for h in result["history"]] == [0, 1]
-    for round_ in (0, 1):
+    # Round 0: its two candidates, one pair; round 1: its two and the best so far, three pairs.
+    for round_, pairs in ((0, 1), (1, 3)):
         judged = RoundJudgements(run_dir, round_)
-        assert judged.done() and len(judged.judgements()) == 1  # two candidates: one pair
+        assert judged.done() and len(judged.judgements()) == pairs
         assert (run_dir / f"round_{round_:02d}").glob("cand_*/rollout.mp4")
+    incumbent = result["history"][0]["best"]
+    assert any(incumbent in j.pair for j in RoundJudgements(run_dir, 1).judgements())
     assert any("1 human choice(s)" in line for line in person.lines)
     # Round 1's designer prompt carries what the person wrote about round 0.
     round_1 = [r for r in server.requests if FEEDBACK in str(r["messages"])]
@@ -170,3 +174,65 @@ def test_kill_9_during_the_wait_then_resume_keeps_the_choices_and_repeats_nothin
     assert server.request_count == calls  # no design call repeated
     assert {p: p.stat().st_mtime_ns for p in outcomes} == outcomes  # nothing retrained
     assert result["best_fitness"] is not None
+
+
+def _start_cli(server: Any, runs: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    """`rewardsmith run` on CartPole with `--judge human` in its own process group, as in a
+    terminal (SIGINT at its default, whatever the test runner's is); returns it once it prints
+    the judging page's address, with that address."""
+    command = [
+        *(sys.executable, "-m", "rewardsmith.cli", "run", "cartpole"),
+        *("--model", server.model, "--api-base", server.base_url),
+        *("--rounds", "1", "--steps", "2048", "--no-evaluate"),
+        *("--judge", "human", "--videos", "none", "--sandbox", "process"),
+        *("--runs-dir", str(runs), *extra),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REWARDSMITH_")}
+    env["COLUMNS"] = "500"  # the page's address on one line
+    process = subprocess.Popen(
+        command,
+        start_new_session=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        if found := re.search(r"open (http://\S+) and press done", line):
+            return process, found.group(1)
+    process.wait()
+    raise AssertionError("the run never offered its judging page")
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_the_wait_goes_on_with_the_choices_so_far(
+    tmp_path: Path, scripted_llm: Any
+) -> None:
+    """One choice of three pairs, then Ctrl-C (SIGINT to the run's process group): the run
+    stops waiting, selects on that one choice (`--fitness human`: its winner is the best) and
+    finishes; the round is marked done, so a resume would not ask again."""
+    from rewardsmith.runs.views import open_view
+
+    server = scripted_llm(default_reply=GOOD_UPRIGHT, script=[GOOD_ALIVE])
+    process, url = _start_cli(server, tmp_path, "--samples", "3", "--fitness", "human")
+    try:
+        Person(judge=False).choose_once(url)
+        os.killpg(process.pid, signal.SIGINT)
+        rest, _ = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    flat = " ".join(rest.split())
+    assert process.returncode == 0, rest[-3000:]
+    assert "round 0: Ctrl-C; going on with the choices so far" in flat
+    run_dir = next(p for p in tmp_path.iterdir() if (p / "run.json").exists())
+    judged = RoundJudgements(run_dir, 0)
+    [choice] = judged.judgements()
+    assert (judged.done() or {}).get("ended_by") == "ctrl-c"
+    view = open_view(run_dir, tmp_path)
+    assert view.status == "finished"
+    summary = view.rounds[0].summary or {}
+    assert summary["selected_on"] == "human" and summary["best"] == choice.left
+    assert summary["human_scores"][choice.left] > summary["human_scores"][choice.right]

@@ -21,8 +21,8 @@ from rewardsmith.eureka_loop.replay_designer import (
     ReplayLLM,
     compare_prompts,
 )
-from rewardsmith.eureka_loop.rerun import REPLAY_FILE
 from rewardsmith.eureka_loop.runner import resume_run
+from rewardsmith.runs.layout import REPLAY
 from rewardsmith.runs.schema import read_record
 from rewardsmith.runs.store import RunStore
 from tests.llm_fixtures import block_remote_network
@@ -51,7 +51,7 @@ def _rerun(*args: str | Path) -> tuple[int, str, dict[str, Any]]:
         raise result.exception
     runs_dir = Path(args[args.index("--runs-dir") + 1])
     (rerun_dir,) = [p for p in runs_dir.iterdir() if (p / "run.json").exists()]
-    return result.exit_code, result.output, read_record(rerun_dir / REPLAY_FILE)
+    return result.exit_code, result.output, read_record(rerun_dir / REPLAY)
 
 
 def test_rerun_reproduces_every_prompt_hash_and_fitness(run_dir: Path, tmp_path: Path) -> None:

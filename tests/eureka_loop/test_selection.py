@@ -6,13 +6,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from rewardsmith.eureka_loop.selection import (
-    SELECTION_MARGIN,
-    _better,
-    _margin,
-    pick_best,
-    select,
-)
+from rewardsmith.eureka_loop.selection import SELECTION_MARGIN, _margin, select
+from rewardsmith.eureka_loop.selection_rule import better as _better
+from rewardsmith.eureka_loop.selection_rule import pick_best
 from tests.eureka_loop.select_run import SelectRun
 
 
@@ -66,6 +62,7 @@ def test_the_select_node_keeps_the_incumbent_and_says_why(tmp_path: Path) -> Non
             confirm_best=False,
             videos="none",
             judge="none",
+            fitness="task",
         ),
         budget=None,
     )
@@ -92,6 +89,7 @@ def _select(
             confirm_best=False,
             videos="none",
             judge="none",
+            fitness="task",
         ),
         budget=budget,
     )

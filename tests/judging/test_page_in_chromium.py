@@ -5,8 +5,6 @@ writes feedback and presses done; the stored choices, scores and feedback.md are
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,27 +21,10 @@ from rewardsmith.judging.scores import fit_scores
 from rewardsmith.judging.server import JudgingServer
 from rewardsmith.runs.judgements import RoundJudgements, feedback_for_design
 from rewardsmith.runs.store import RunStore
-from tests.browser import CHROMIUM, CHROMIUM_FLAGS
-
-CHROMEDRIVER = shutil.which("chromedriver")
-try:
-    from selenium import webdriver
-except ImportError:  # the browser test skips
-    webdriver = None  # type: ignore[assignment]
-    CHROMEDRIVER = None
+from tests.judging.chromium import AVAILABLE, WHY_NOT, wait_for_videos
 
 pytestmark = pytest.mark.slow
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None or CHROMEDRIVER is None,
-    reason="needs Debian's chromium and chromium-driver: apt-get install -y chromium-driver",
-)
-
-# Every video of the page: whether it has its metadata, its duration and any error.
-VIDEOS_STATE = """
-return Array.from(document.querySelectorAll('video')).map(v => ({
-  src: v.currentSrc, readyState: v.readyState, duration: v.duration,
-  error: v.error ? v.error.code : null, width: v.videoWidth}));
-"""
+needs_chromium = pytest.mark.skipif(not AVAILABLE, reason=WHY_NOT)
 
 
 @pytest.fixture(scope="module")
@@ -62,47 +43,6 @@ def filmed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     )
     run_dir = Path(start_run(config, runs)["run_dir"])
     return runs, run_dir
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Any]:
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag.replace("--headless", "--headless=new"))
-    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
-    options.add_argument("--autoplay-policy=no-user-gesture-required")
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def wait_for_videos(driver: Any) -> list[dict[str, Any]]:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    seen: list[Any] = []
-
-    def loaded(d: Any) -> list[dict[str, Any]] | None:
-        state: list[dict[str, Any]] = d.execute_script(VIDEOS_STATE)
-        seen[:] = [state]
-        assert all(v["error"] is None for v in state), state
-        ready = state and all(v["readyState"] >= 1 and (v["duration"] or 0) > 0 for v in state)
-        return state if ready else None
-
-    from selenium.common.exceptions import TimeoutException
-
-    try:
-        state: list[dict[str, Any]] = WebDriverWait(driver, 20).until(loaded)
-    except TimeoutException:
-        raise AssertionError(
-            f"the videos did not load: {seen} {driver.page_source[:3000]}"
-        ) from None
-    return state
 
 
 @needs_chromium
@@ -131,6 +71,7 @@ def test_the_judge_command_serves_until_its_timeout_and_prints_the_scores(
     assert "r00c00 score +0.53 ± 0.77 (1 choice, 1 won)" in flat
 
 
+@needs_chromium
 def test_a_person_judges_every_pair_inrun_chromium(
     filmed_run: tuple[Path, Path], browser: Any
 ) -> None:

@@ -63,3 +63,29 @@ def test_sides_alternate(tmp_path: Path) -> None:
     )
     assert first is not None and flipped is not None
     assert (first[0].key, first[1].key) == (flipped[1].key, flipped[0].key)
+
+
+def test_the_best_so_far_joins_the_next_rounds_page_and_comes_first(tmp_path: Path) -> None:
+    """The incumbent (the run's best after the last earlier selection) is a contestant of the
+    next round, labelled as such: its choices make the round's scores comparable with it."""
+    from rewardsmith.judging.pairs import round_contestants
+    from rewardsmith.runs.store import RunStore
+
+    run = RunStore(tmp_path).create_run("cartpole", {}, ["test"], 0)
+    for round_, idx, fitness in [(0, 0, 20.0), (0, 1, 30.0), (1, 0, 25.0), (1, 1, 40.0)]:
+        run.upsert_candidate(round_, idx, status="trained", fitness=fitness)
+        files = run.candidate(round_, idx)
+        files.video_path.parent.mkdir(parents=True, exist_ok=True)
+        files.video_path.write_bytes(b"mp4")
+    run.write_round_file(0, "summary_a0.json", {"round": 0, "attempt": 0, "best": "r00c01"})
+    assert [c.key for c in round_contestants(run, 0)] == ["r00c00", "r00c01"]
+    page = round_contestants(run, 1)
+    assert [(c.key, c.is_incumbent) for c in page] == [
+        ("r00c01", True),
+        ("r01c00", False),
+        ("r01c01", False),
+    ]
+    assert page[0].label == "r00c01 (the best so far)" and page[1].label == "r01c00"
+    first = next_pair(page, [])
+    assert first is not None and "r00c01" in {first[0].key, first[1].key}
+    run.close()

@@ -9,11 +9,11 @@ import pytest
 
 from rewardsmith.runs import SCHEMA_VERSION, RunStoreError
 from rewardsmith.runs.candidate import (
-    OUTCOME,
     CandidateFiles,
     CandidateKey,
     candidates_on_disk,
 )
+from rewardsmith.runs.layout import OUTCOME
 from rewardsmith.runs.store import RunStore
 
 

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rewardsmith.cli import app
-from rewardsmith.runs import candidate as files
+from rewardsmith.runs import layout
 from rewardsmith.runs.views import open_view
 from tests.browser import CHROMIUM, run_chromium
 from tests.runs.recorded import copy_run, recorded_run
@@ -118,11 +118,11 @@ def test_report_shows_reward_text_literally(
     for checkpoint in outcome["checkpoints"]:
         checkpoint["components"].update({MATHTEXT: 1.0, "_hidden": 2.0, HOSTILE: 3.0})
     best.files.write_outcome(outcome)
-    code = best.files.text(files.REWARD)
+    code = best.files.text(layout.REWARD)
     assert code is not None
-    best.files.write(files.REWARD, code + f"# {HOSTILE}\n")
-    reflection = best.files.text(files.REFLECTION) or ""
-    best.files.write(files.REFLECTION, reflection + f"\n{HOSTILE}\n")
+    best.files.write(layout.REWARD, code + f"# {HOSTILE}\n")
+    reflection = best.files.text(layout.REFLECTION) or ""
+    best.files.write(layout.REFLECTION, reflection + f"\n{HOSTILE}\n")
 
     out = tmp_path / "report"
     result = runner.invoke(app, ["report", str(run_dir), "--out", str(out)])

@@ -26,8 +26,8 @@ from rewardsmith.rl.jax import GYMNAX_TASK_IDS, JAX_TASK_IDS, MJX_TASK_IDS  # no
 from rewardsmith.rl.jax.tasks import TASKS  # noqa: E402
 
 TOLERANCE = 1e-5
-N_ENVS = 16
-STEPS = 150
+N_ENVS = 8
+STEPS = 40
 
 
 @cache
