@@ -30,6 +30,20 @@ _.Hopper  # envs/tasks/mujoco.py
 _.Walker2d  # envs/tasks/mujoco.py
 _.Ant  # envs/tasks/mujoco.py
 _.Humanoid  # envs/tasks/mujoco.py
+_.FetchReach  # envs/tasks/robotics.py
+_.FetchPush  # envs/tasks/robotics.py
+_.FetchPickAndPlace  # envs/tasks/robotics.py
+_.HandBlockRotateZ  # envs/tasks/robotics.py
+_.Reach  # envs/tasks/metaworld.py
+_.ButtonPress  # envs/tasks/metaworld.py
+_.DrawerClose  # envs/tasks/metaworld.py
+_.DoorClose  # envs/tasks/metaworld.py
+_.DoorUnlock  # envs/tasks/metaworld.py
+_.DrawerOpen  # envs/tasks/metaworld.py
+_.HandlePress  # envs/tasks/metaworld.py
+_.HandlePressSide  # envs/tasks/metaworld.py
+_.WindowClose  # envs/tasks/metaworld.py
+_.WindowOpen  # envs/tasks/metaworld.py
 _.Line  # envs/tasks/line.py (the unlisted test task)
 
 # MJX models named by class-name strings (rl/jax/brax_env.py GYMNASIUM_MODELS, via getattr).

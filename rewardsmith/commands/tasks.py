@@ -18,6 +18,7 @@ def list_all(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from rewardsmith.envs import list_tasks, load_task
+    from rewardsmith.envs.registry import unavailable_tasks
     from rewardsmith.rl.jax import backends_of
 
     described = [
@@ -41,6 +42,10 @@ def list_all(ctx: typer.Context, as_json: JsonOption = False) -> None:
             task["success"] or "-",
         )
     console.print(table)
+    for hint, ids in unavailable_tasks().items():
+        console.print(
+            f"Not installed here: {', '.join(ids)}: {hint}", highlight=False, markup=False
+        )
     console.print(
         "Show one with [bold]rewardsmith tasks show TASK[/]; target any Gymnasium env with --task-file."
     )

@@ -76,9 +76,18 @@ class TaskAdapter:
         """Whether the task defines success; without it the analysis leaves success out."""
         return self.success_description is not None
 
-    def make_env(self) -> gym.Env:
-        """A fresh single environment (vectorisation happens in the worker)."""
-        return gym.make(self.env_id, **self.make_kwargs)
+    def make_env(self, **overrides: Any) -> gym.Env:
+        """A fresh single environment (vectorisation happens in the worker).
+
+        `overrides` replace `make_kwargs` (a shorter time limit, a render mode). An environment of
+        an optional suite (Gymnasium-Robotics, Meta-World) has the suite imported first; a
+        goal-dictionary observation reaches the policy flattened (`envs/goal_dict.py`).
+        """
+        from rewardsmith.envs.goal_dict import flatten_goal_dict
+        from rewardsmith.envs.suites import ensure_registered
+
+        ensure_registered(self.env_id)
+        return flatten_goal_dict(gym.make(self.env_id, **{**self.make_kwargs, **overrides}))
 
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         """One environment's state fields as a new flat float64 vector, in `schema.layout` order.

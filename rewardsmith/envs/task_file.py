@@ -21,6 +21,7 @@ import numpy as np
 from typing_extensions import override
 
 from rewardsmith.envs.adapter import Episode, RewardKind, TaskAdapter, TrainingDefaults
+from rewardsmith.envs.goal_dict import goal_indices, is_goal_dict
 from rewardsmith.envs.obs_layout import FromInfo, FromObs, ObservationLayout
 from rewardsmith.envs.schema import Field, StateBatch, StateSchema
 
@@ -37,6 +38,7 @@ TOP_LEVEL_KEYS = (
     "training",
 )
 FIELD_KEYS = (
+    "key",
     "index",
     "indices",
     "info_key",
@@ -290,6 +292,12 @@ def _probe_env(
     path: Path, env_id: str, make_kwargs: dict[str, Any], needs_info: bool
 ) -> tuple[gym.Space[Any], set[str]]:
     """Create the environment once to learn its observation space (and step-info keys)."""
+    from rewardsmith.envs.suites import SuiteMissingError, ensure_registered, missing_suites_hint
+
+    try:
+        ensure_registered(env_id)  # an optional suite's environment: import the suite
+    except SuiteMissingError as exc:
+        raise TaskFileError(path, "env_id", str(exc)) from None
     if ":" not in env_id and env_id not in gym.registry:
         close = difflib.get_close_matches(env_id, list(gym.registry), n=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
@@ -297,7 +305,8 @@ def _probe_env(
             path,
             "env_id",
             f"{env_id!r} is not a registered Gymnasium environment.{hint} "
-            "Install the package that provides it, or fix the id (see gymnasium.pprint_registry())",
+            "Install the package that provides it, or fix the id (see gymnasium.pprint_registry())."
+            + missing_suites_hint(),
         )
     try:
         env = gym.make(env_id, **make_kwargs)
@@ -341,7 +350,7 @@ def _parse_fields(
             )
         _check_keys(path, where, spec, FIELD_KEYS)
         given = [key for key in FIELD_SOURCES if key in spec]
-        if len(given) != 1:
+        if len(given) > 1 or (not given and "key" not in spec):
             raise TaskFileError(
                 path,
                 where,
@@ -375,9 +384,12 @@ def _parse_fields(
 
 
 def _observation_dim(obs_space: gym.Space[Any]) -> int | None:
-    """The length of a flat Box observation, or None when observation indices cannot be used."""
+    """The length of a flat Box observation (or of a goal dictionary, flattened as training
+    sees it), or None when observation indices cannot be used."""
     if isinstance(obs_space, gym.spaces.Box) and len(obs_space.shape) == 1:
         return int(obs_space.shape[0])
+    if is_goal_dict(obs_space):
+        return gym.spaces.flatdim(obs_space)
     return None
 
 
@@ -421,7 +433,20 @@ def _field_source(
         default = spec.get("default", 0.0)
         if isinstance(default, bool) or not isinstance(default, int | float):
             raise TaskFileError(path, f"{where}.default", f"must be a number, got {default!r}")
+        if "key" in spec:
+            raise TaskFileError(
+                path, f"{where}.key", "an info_key field reads the step info; remove key"
+            )
         return FromInfo(name, key, default=float(default)), ()
+    if is_goal_dict(obs_space):
+        return _goal_field_source(path, where, name, spec, obs_space)
+    if "key" in spec:
+        raise TaskFileError(
+            path,
+            f"{where}.key",
+            f"the observation space {obs_space} is not a dictionary; remove key and give index "
+            "or indices into the observation",
+        )
     if obs_dim is None:
         raise TaskFileError(
             path,
@@ -431,26 +456,59 @@ def _field_source(
         )
     if "index" in spec:
         return FromObs(name, (_check_index(path, f"{where}.index", spec["index"], obs_dim),)), ()
-    indices = spec["indices"]
-    if not isinstance(indices, list) or not indices:
-        raise TaskFileError(
-            path,
-            f"{where}.indices",
-            f"must be a non-empty list of observation indices, got {indices!r}",
-        )
-    checked = tuple(_check_index(path, f"{where}.indices", i, obs_dim) for i in indices)
+    checked = _check_indices(path, f"{where}.indices", spec["indices"], obs_dim)
     return FromObs(name, checked), (len(checked),)
 
 
-def _check_index(path: Path, key: str, index: Any, obs_dim: int) -> int:
+def _goal_field_source(
+    path: Path, where: str, name: str, spec: dict[str, Any], obs_space: gym.spaces.Dict
+) -> tuple[FromObs, tuple[int, ...]]:
+    """A field of a goal-dictionary observation: a whole entry (`key` alone, a vector field),
+    or `index` / `indices` within it; mapped onto the flattened observation training sees."""
+    keys = ", ".join(obs_space.spaces)
+    key = spec.get("key")
+    if key is None:
+        raise TaskFileError(
+            path,
+            where,
+            f"the observation is a dictionary with entries {keys}; name one with "
+            'key = "..." (and index or indices within it, or neither for the whole entry)',
+        )
+    if key not in obs_space.spaces:
+        raise TaskFileError(
+            path, f"{where}.key", f"the observation has no entry {key!r}; its entries are {keys}"
+        )
+    size = gym.spaces.flatdim(obs_space.spaces[key])
+    what = f"the observation's {key!r}"
+    if "index" in spec:
+        index = _check_index(path, f"{where}.index", spec["index"], size, what)
+        return FromObs(name, goal_indices(obs_space, key, [index])), ()
+    if "indices" in spec:
+        within = _check_indices(path, f"{where}.indices", spec["indices"], size, what)
+        return FromObs(name, goal_indices(obs_space, key, list(within))), (len(within),)
+    return FromObs(name, goal_indices(obs_space, key, range(size))), (size,)
+
+
+def _check_indices(
+    path: Path, key: str, indices: Any, size: int, what: str = "the observation"
+) -> tuple[int, ...]:
+    if not isinstance(indices, list) or not indices:
+        raise TaskFileError(
+            path, key, f"must be a non-empty list of observation indices, got {indices!r}"
+        )
+    return tuple(_check_index(path, key, i, size, what) for i in indices)
+
+
+def _check_index(
+    path: Path, key: str, index: Any, obs_dim: int, what: str = "the observation"
+) -> int:
     if isinstance(index, bool) or not isinstance(index, int):
         raise TaskFileError(path, key, f"must be an integer observation index, got {index!r}")
     if not 0 <= index < obs_dim:
         raise TaskFileError(
             path,
             key,
-            f"index {index} is out of range: the observation has {obs_dim} entries "
-            f"(0 to {obs_dim - 1})",
+            f"index {index} is out of range: {what} has {obs_dim} entries (0 to {obs_dim - 1})",
         )
     return index
 

@@ -220,8 +220,9 @@ def record_episode(
 
 
 def _make_render_env(adapter: TaskAdapter) -> gym.Env[Any, Any]:
-    """The adapter's environment with `render_mode="rgb_array"` on top of its own arguments."""
-    return gym.make(adapter.env_id, **{**adapter.make_kwargs, "render_mode": "rgb_array"})
+    """The adapter's environment with `render_mode="rgb_array"` on top of its own arguments (its
+    suite imported, a goal dictionary flattened as the policy saw it in training)."""
+    return adapter.make_env(render_mode="rgb_array")
 
 
 def _record(
