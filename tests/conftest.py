@@ -20,6 +20,12 @@ os.environ.setdefault("REWARDSMITH_SANDBOX", "process")
 # Filming costs each loop run a sandboxed program per round; the tests that are about videos
 # (tests/eureka_loop/test_videos.py, tests/jobs/test_video.py) ask for them by name.
 os.environ.setdefault("REWARDSMITH_VIDEOS", "none")
+# The JAX tests compile far more than they run (an MJX step compiles for up to a minute on two
+# cores, then runs a few dozen times): XLA's cheapest optimisation level compiles them about 40%
+# faster. The sandboxed JAX programs get it too (XLA_FLAGS is on the worker's allow-list).
+os.environ.setdefault(
+    "XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+)
 
 
 # The files that take longest (mostly XLA compiling MJX programs), measured in one process on two

@@ -49,8 +49,9 @@ from rewardsmith.sandbox.process_isolation import Isolation, bwrap_works, unshar
 from rewardsmith.sandbox.process_isolation import interpreter_paths as interpreter_paths
 from rewardsmith.sandbox.types import Limits, SandboxRun, SandboxUnavailable
 
-# Host variables a worker may see; everything else (API keys included) is withheld.
-ENV_ALLOW_LIST = ("LANG", "LC_ALL", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# Host variables a worker may see; everything else (API keys included) is withheld. XLA_FLAGS is
+# the user's say in how the JAX backend's programs compile (optimisation level, device count).
+ENV_ALLOW_LIST = ("LANG", "LC_ALL", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "XLA_FLAGS")
 PROCESS_LIMIT_GRACE_S = 3.0  # after a refused fork, time for the worker to report it itself
 
 
