@@ -25,6 +25,7 @@ import numpy as np
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.eureka_loop.baseline import ENV_REWARD_SOURCE
 from rewardsmith.eureka_loop.designer import Message, Proposal
+from rewardsmith.eureka_loop.feedback_terms import named_adjustments
 from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState
 from rewardsmith.eureka_loop.task_terms import (
     TASK_TERM_NAMES,
@@ -36,6 +37,7 @@ from rewardsmith.prompts import render
 from rewardsmith.reward.syntax import parse
 from rewardsmith.rl.trajectories import load_episodes
 from rewardsmith.runs import layout
+from rewardsmith.runs.judgements import feedback_for_design
 from rewardsmith.runs.schema import embedded_record
 
 SHAPING_KINDS = ("toward_zero", "increase", "decrease", "level_penalty")
@@ -324,6 +326,23 @@ class _Search:
     parent: Genome
     components: list[str]
     planned: list[tuple[Genome, list[str]]]
+    heeded: list[str]  # what the person's feedback changed in the parent
+
+
+def heed_feedback(parent: Genome, components: list[str], text: str | None) -> list[str]:
+    """Turn the parent's terms and human components that the feedback names up or down
+    (`feedback_terms`), in place; returns a note for each change."""
+    names = [t.name for t in parent.shaping] + components
+    notes = []
+    for name, factor in named_adjustments(text, names).items():
+        for term in parent.shaping:
+            if term.name == name:
+                term.weight = float(term.weight * factor)
+        if name in components:
+            parent.human_weights[name] = float(parent.human_weights.get(name, 1.0) * factor)
+        way = "down" if factor < 1 else "up"
+        notes.append(f"turned {name} {way} (x{factor:g}): the person's feedback names it")
+    return notes
 
 
 def _search(ctx: Context, state: LoopState, samples: int) -> _Search:
@@ -348,6 +367,11 @@ def _search(ctx: Context, state: LoopState, samples: int) -> _Search:
         parent, components = _parent(ctx, best, start, human)
     else:
         parent, components = start, human_components(human)
+    round_ = state.get("round", 0)
+    feedback = "\n".join(
+        t for t in (ctx.config.feedback, feedback_for_design(ctx.run.path, round_)) if t
+    )
+    heeded = heed_feedback(parent, components, feedback)
     planned: list[tuple[Genome, list[str]]] = []
     if best is None and state.get("attempt", 0) == 0:
         planned = (
@@ -355,7 +379,7 @@ def _search(ctx: Context, state: LoopState, samples: int) -> _Search:
             if human is not None
             else baseline_round_zero(derived, samples)
         )
-    return _Search(human, scales, options, parent, components, planned)
+    return _Search(human, scales, options, parent, components, planned, heeded)
 
 
 def _parent(
@@ -403,6 +427,7 @@ class OfflineDesigner:
                 genome, notes = search.planned[i]
             else:
                 genome, notes = mutate(search.parent, rng, search.options, search.components)
+                notes = search.heeded + notes
             code = render_code(genome, search.human, search.scales)
             reply = render("offline_reply", notes=notes, genome=genome.to_json(), code=code)
             record = {"reply": reply, "genome": genome.to_dict(), "designer": self.name}
