@@ -31,6 +31,10 @@ from rewardsmith.rl.sb3.vec_reward import (
     call_reward,
     stack_fields,
 )
+from tests.envs.suite_checks import (
+    assert_sac_and_halving_trains_fully,
+    assert_train_reports_success,
+)
 
 TASKS = [
     f"metaworld-{name}"
@@ -234,25 +238,12 @@ def test_tasks_show_names_the_fields() -> None:
 
 @pytest.mark.parametrize("task", TASKS)
 def test_sac_is_the_learner_and_halving_says_it_trains_fully(task: str) -> None:
-    from rewardsmith.eureka_loop.halving import unsupported
-
-    training = load_task(task).training
-    assert training.algo == "sac" and training.hyperparams["sac"]["buffer_size"] >= training.steps
-    assert "does not carry over" in (unsupported("sb3", training.algo) or "")
+    assert_sac_and_halving_trains_fully(task)
 
 
 @pytest.mark.slow
 def test_train_button_press_reports_a_success_rate(tmp_path: Path) -> None:
-    args = ["train", "metaworld-button-press", "--reward", "human", "--steps", "300", "--json"]
-    result = runner.invoke(
-        app, [*args, "--sandbox", "process", "--out", str(tmp_path / "job")], env=WIDE
-    )
-    assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
-    assert data["ok"] is True and data["task"] == "metaworld-button-press"
-    assert 0.0 <= data["success_rate"] <= 1.0
-    assert data["fitness"] == data["success_rate"]  # fitness is success, per episode
-    assert set(data["components"]) == {"reach", "press"}
+    assert_train_reports_success(tmp_path, "metaworld-button-press", {"reach", "press"})
 
 
 @pytest.mark.slow
