@@ -70,11 +70,12 @@ def task_file_for(task: str) -> Path | None:
 
 def training_steps(run_dir: Path, runs_dir: Path) -> int:
     """Every training step the run paid for: its candidates', their confirming trainings'
-    (`--confirm-best`) and its final evaluation's."""
+    (`--confirm-best`), the finals' and its final evaluation's."""
     with RunStore(runs_dir).open_run(run_dir) as run:
         steps = sum(int(c.get("steps") or 0) for c in run.candidates())
         arms = sorted(p for p in run.evaluation_dir.iterdir() if p.is_dir())
         arms += sorted(p.parent for p in run.path.glob("round_*/cand_*/confirm/outcome.json"))
+        arms += sorted(p.parent for p in run.path.glob("round_*/cand_*/finals/s*/outcome.json"))
     for arm in arms:
         steps += int((TrainingFiles(arm).outcome() or {}).get("steps") or 0)
     return steps
@@ -89,17 +90,29 @@ class Variant:
     steps: int | None = None
     """Steps per candidate (search and final evaluation alike); None: the task's own."""
     schedule: str = "full"
+    rounds: int | None = None
+    """Rounds and candidates per round; None: `rewardsmith run`'s defaults."""
+    samples: int | None = None
+    finalists: int = 1
+    """The selection rule: 1 is the search's best on its one seed (the rule of the table's first
+    rows); more plays the finals (`eureka_loop/finals.py`) with `finalist_seeds` seeds each."""
+    finalist_seeds: int = 2
 
 
 def result_path(task: str, variant: Variant = Variant()) -> Path:
     """A task's result file: `<task>.json` on SB3, `<task>@<backend>.json` on another backend,
     whose budgets and learner differ, `+confirm` under `--confirm-best` and `+halving` under
-    `--schedule halving`, whose searches differ (each a row of its own, never pooled with
-    another). A reduced `--steps` keeps the name: the budgets recorded in the file say it, and
+    `--schedule halving`, `+finalsFxS` with the finals, `+RxK` at other rounds and candidates,
+    whose searches differ (each a row of its own, never pooled with another). A reduced `--steps` keeps the name: the budgets recorded in the file say it, and
     rows at other budgets are never mixed in (`measure`)."""
     name = task if variant.backend == "sb3" else f"{task}@{variant.backend}"
     name += "+confirm" if variant.confirm_best else ""
     name += "+halving" if variant.schedule != "full" else ""
+    if variant.finalists > 1:
+        name += f"+finals{variant.finalists}x{variant.finalist_seeds}"
+    if variant.rounds is not None or variant.samples is not None:
+        defaults = LoopConfig(task_id=task)
+        name += f"+{variant.rounds or defaults.rounds}x{variant.samples or defaults.samples}"
     return TASK_RESULTS / f"{name}.json"
 
 
@@ -118,6 +131,9 @@ def run_seed(
         confirm_best=variant.confirm_best,
         steps=variant.steps,
         schedule=Schedule(variant.schedule),
+        finalists=variant.finalists,
+        finalist_seeds=variant.finalist_seeds,
+        **{k: v for k in ("rounds", "samples") if (v := getattr(variant, k)) is not None},
     )
     start = time.monotonic()
     result = start_run(config, runs_dir)
@@ -137,6 +153,8 @@ def run_seed(
         "sparse": evaluation["sparse"]["per_seed"],
         "best_is_human_reward": evaluation.get("best_is_human_reward", False),
         "human_normalized_score": evaluation.get("human_normalized_score"),
+        "versus_human": (evaluation.get("versus_human") or {}).get("verdict"),
+        "held_up": (evaluation.get("held_up") or {}).get("verdict"),
     }
 
 
@@ -148,8 +166,10 @@ def budgets(task: str, eval_seeds: int, variant: Variant = Variant()) -> dict[st
     job = make_job(adapter, steps=variant.steps, seed=0, backend=backend, search=True)
     default_steps = make_job(adapter, steps=None, seed=0, backend=backend, search=True).steps
     return {
-        "rounds": defaults.rounds,
-        "samples": defaults.samples,
+        "rounds": variant.rounds or defaults.rounds,
+        "samples": variant.samples or defaults.samples,
+        "finalists": variant.finalists,
+        "finalist_seeds": variant.finalist_seeds if variant.finalists > 1 else 0,
         "steps_per_candidate": job.steps,
         "default_steps_per_candidate": default_steps,
         "eval_seeds": eval_seeds,
@@ -210,7 +230,16 @@ def _budget_mismatch(earlier: dict[str, Any] | None, now: dict[str, Any]) -> str
     """What differs between a result file's budgets and this measurement's (keys both have)."""
     if earlier is None:
         return ""
-    keys = ("rounds", "samples", "steps_per_candidate", "eval_seeds", "algo", "schedule")
+    keys = (
+        "rounds",
+        "samples",
+        "steps_per_candidate",
+        "eval_seeds",
+        "algo",
+        "schedule",
+        "finalists",
+        "finalist_seeds",
+    )
     return ", ".join(
         f"{k} {earlier[k]} there, {now[k]} here"
         for k in keys
@@ -235,6 +264,25 @@ def verdict(best: list[float], human: list[float]) -> tuple[str, bool, bool]:
     return text, comparison["verdict"] == "better", comparison["verdict"] != "worse"
 
 
+def single_runs(rows: list[dict[str, Any]]) -> str:
+    """What each run delivered on its own: how many of its runs ended better than the human
+    reward beyond the noise, as good within it, and worse beyond it (a user runs once)."""
+    verdicts = [r.get("versus_human") or _own_verdict(r) for r in rows]
+    if not any(verdicts):
+        return "-"
+    counts = [sum(v == name for v in verdicts) for name in ("better", "as good", "worse")]
+    return " / ".join(str(c) for c in counts)
+
+
+def _own_verdict(row: dict[str, Any]) -> str | None:
+    """A run's own verdict for rows measured before it was recorded; a best that is the human
+    reward is as good by construction."""
+    if row.get("best_is_human_reward"):
+        return "as good"
+    comparison = versus_human(row["best"], row["human"])
+    return comparison["verdict"] if comparison else None
+
+
 def distinct_trainings(rows: list[dict[str, Any]], arm: str) -> list[float]:
     """An arm's fitnesses, one per distinct training. Run seed s trains its evaluation seed i
     with seed `EVAL_SEED_BASE + s + i`, so run seeds 0 and 1 both train the human (and sparse)
@@ -254,8 +302,9 @@ def table() -> str:
     """The quality table from every task's result file, seeds pooled per task."""
     lines = [
         "| task | seeds | budget per candidate | best (fresh seeds) | human | sparse | "
-        "human-normalised | best - human | beyond noise | as good | wall per seed | steps per seed |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "human-normalised | best - human | beyond noise | as good | single runs better / as good "
+        "/ worse | wall per seed | steps per seed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for path in sorted(TASK_RESULTS.glob("*.json")):
         record = json.loads(path.read_text())
@@ -275,6 +324,8 @@ def table() -> str:
                 b.get("confirm_best") and "confirm-best",
                 b.get("schedule", "full") != "full" and b["schedule"],
                 b["steps_per_candidate"] < reduced and f"reduced budget, default {reduced:,}",
+                b.get("finalists", 1) > 1
+                and f"finals: {b['finalists']} x {b['finalist_seeds']} seeds",
             )
             if t
         ]
@@ -284,7 +335,7 @@ def table() -> str:
             f"{b['rounds']}x{b['samples']} x {b['steps_per_candidate']:,} {b['algo']}, "
             f"eval {b['eval_seeds']} seeds | {_mean_sd(best)} | {_mean_sd(human)} | "
             f"{_mean_sd(sparse)} | {_mean_sd(scores)} | {diff} | {'yes' if beyond else 'no'} | "
-            f"{'yes' if as_good else 'no'} | "
+            f"{'yes' if as_good else 'no'} | {single_runs(rows)} | "
             f"{statistics.fmean(r['wall_s'] for r in rows) / 60:.1f} min | "
             f"{statistics.fmean(r['training_steps'] for r in rows):,.0f} |"
         )
@@ -330,12 +381,31 @@ def main() -> None:
     parser.add_argument(
         "--schedule", default="full", choices=["full", "halving"], help="the search's schedule"
     )
+    parser.add_argument("--rounds", type=int, help="rounds (default: `rewardsmith run`'s)")
+    parser.add_argument("--samples", type=int, help="candidates per round (default: `run`'s)")
+    parser.add_argument(
+        "--finalists",
+        type=int,
+        default=1,
+        help="the selection rule: 1 (default) keeps the search's best on its one seed, as the "
+        "table's first rows did; more plays the finals (a row of its own)",
+    )
+    parser.add_argument("--finalist-seeds", type=int, default=2, help="seeds per finalist")
     parser.add_argument("--table", action="store_true", help="assemble the table from the results")
     args = parser.parse_args()
     if not args.task and not args.table:
         parser.error("give --task TASK to measure one task, or --table to assemble the table")
     if args.task:
-        variant = Variant(args.backend, args.confirm_best, args.steps, args.schedule)
+        variant = Variant(
+            args.backend,
+            args.confirm_best,
+            args.steps,
+            args.schedule,
+            args.rounds,
+            args.samples,
+            args.finalists,
+            args.finalist_seeds,
+        )
         path = measure(args.task, args.seeds, args.eval_seeds, variant, args.keep_runs)
         print(f"wrote {path}")
     write_table()

@@ -20,6 +20,7 @@ os.environ.setdefault("REWARDSMITH_SANDBOX", "process")
 # Filming costs each loop run a sandboxed program per round; the tests that are about videos
 # (tests/eureka_loop/test_videos.py, tests/jobs/test_video.py) ask for them by name.
 os.environ.setdefault("REWARDSMITH_VIDEOS", "none")
+os.environ.setdefault("REWARDSMITH_FINALISTS", "1")  # the finals' own tests ask for them
 # The JAX tests compile far more than they run (an MJX step compiles for up to a minute on two
 # cores, then runs a few dozen times): XLA's cheapest optimisation level compiles them about 40%
 # faster. The sandboxed JAX programs get it too (XLA_FLAGS is on the worker's allow-list).

@@ -24,7 +24,8 @@ from rewardsmith.commands.common import (
 from rewardsmith.commands.run_options import with_config_options
 from rewardsmith.commands.text import untrusted
 from rewardsmith.eureka_loop.config import LoopConfig
-from rewardsmith.runs.versus_human import versus_human_text
+from rewardsmith.runs.loop_time import loop_time_text
+from rewardsmith.runs.versus_human import held_up_text, versus_human_text
 
 
 def _print_result(result: dict[str, Any]) -> None:
@@ -56,7 +57,7 @@ def _print_result(result: dict[str, Any]) -> None:
     console.print(f"stopped: {result['stop_reason']}")
     if result["best_reward_path"]:
         console.print(
-            f"[bold]best reward:[/] {result['best_reward_path']} (fitness {fmt(result['best_fitness'])})"
+            f"[bold]best reward:[/] {result['best_reward_path']} (fitness {_best_fitness(result)})"
         )
     if result["human_fitness"] is not None:
         console.print(
@@ -77,6 +78,8 @@ def _print_result(result: dict[str, Any]) -> None:
         comparison = versus_human_text(result.get("versus_human"))
         if comparison:
             console.print(comparison)
+        if shortfall := held_up_text(result.get("held_up")):
+            console.print(shortfall)
     if result["llm_calls"]:
         console.print(
             f"LLM: {result['llm_calls']} calls, {result['tokens']:,} tokens, ${result['cost_usd']:.4f}"
@@ -95,12 +98,24 @@ def _print_result(result: dict[str, Any]) -> None:
     for suspect in result.get("reward_hacking_suspects") or []:
         reasons = f" {suspect['candidate']}: " + "; ".join(suspect["reasons"])
         console.print(Text.assemble((suspect["flag"], "bold yellow"), untrusted(reasons)))
+    if timing := loop_time_text(result.get("loop_time")):
+        console.print(timing, highlight=False)
     if videos := result.get("videos"):
         console.print(
             f"rollout videos: {len(videos)} (`rewardsmith show {result['run_id']}` lists them, "
             f"`rewardsmith report {result['run_id']}` plays them)",
             highlight=False,
         )
+
+
+def _best_fitness(result: dict[str, Any]) -> str:
+    """The best's fitness as selection saw it: over its finals seeds, with their spread, where
+    it played the finals."""
+    seeds, std = result.get("best_fitness_seeds"), result.get("best_fitness_std")
+    text = fmt(result["best_fitness"])
+    if isinstance(seeds, int) and seeds > 1 and isinstance(std, int | float):
+        text += f" +- {std:.2g} over {seeds} training seeds"
+    return text
 
 
 def _score_meaning(result: dict[str, Any]) -> str:

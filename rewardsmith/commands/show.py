@@ -18,7 +18,8 @@ from rewardsmith.commands.common import (
 )
 from rewardsmith.commands.runs_list import load
 from rewardsmith.commands.text import plain, untrusted
-from rewardsmith.runs.versus_human import versus_human_text
+from rewardsmith.runs.loop_time import loop_time_text
+from rewardsmith.runs.versus_human import held_up_text, versus_human_text
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
 
 STATUS_STYLES = {"trained": "green", "rejected": "red", "failed": "red", "designed": "yellow"}
@@ -76,6 +77,7 @@ def print_header(view: RunView) -> None:
         console.print("best: no candidate trained")
     else:
         console.print(f"[bold]best:[/] {best.key}, fitness {fmt(best.fitness)}", highlight=False)
+    print_finals(view)
     if view.evaluation is not None:
         final = (view.evaluation.get("best") or {}).get("fitness")
         console.print(
@@ -87,12 +89,22 @@ def print_header(view: RunView) -> None:
         comparison = versus_human_text(view.evaluation.get("versus_human"))
         if comparison:
             console.print(comparison, highlight=False)
+        if shortfall := held_up_text(view.evaluation.get("held_up")):
+            console.print(shortfall, style="yellow", highlight=False)
     console.print(
         f"LLM: {view.llm_calls} calls, {view.tokens:,} tokens, ${view.cost_usd:.4f}",
         highlight=False,
     )
+    if timing := loop_time_text(view.loop_time):
+        console.print(timing, highlight=False)
     print_videos(view)
     print_human_judgements(view)
+
+
+def print_finals(view: RunView) -> None:
+    """The finals: each finalist's mean and spread over its seeds, and which one won."""
+    if text := view.finals_text():
+        console.print(text, highlight=False, soft_wrap=True)
 
 
 def print_human_judgements(view: RunView) -> None:

@@ -38,6 +38,8 @@ def default_parallel() -> int:
 
 SANDBOX_ENV = "REWARDSMITH_SANDBOX"
 VIDEOS_ENV = "REWARDSMITH_VIDEOS"
+FINALISTS_ENV = "REWARDSMITH_FINALISTS"
+DEFAULT_FINALISTS = 3
 
 
 def _from_env(name: str, kind: type[StrEnum], default: StrEnum) -> StrEnum | str:
@@ -51,6 +53,18 @@ def default_sandbox() -> StrEnum | str:
     """`auto` unless REWARDSMITH_SANDBOX names another (a CI that pins the process backend, a
     host whose Docker is for something else)."""
     return _from_env(SANDBOX_ENV, SandboxChoice, SandboxChoice.AUTO)
+
+
+def default_finalists() -> int:
+    """3 unless REWARDSMITH_FINALISTS says otherwise (the test suite's tiny runs play no finals;
+    the finals' tests ask by name). A value that is no whole number is refused here."""
+    value = os.environ.get(FINALISTS_ENV, str(DEFAULT_FINALISTS))
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(
+            f"{FINALISTS_ENV}={value!r} is not a whole number; unset it or give one"
+        ) from None
 
 
 def default_videos() -> StrEnum | str:
@@ -175,6 +189,18 @@ class LoopConfig:
         flags=("--confirm-best",),
         help="Train a would-be new best once more on a second seed; it takes over only if the "
         "mean of both still beats the incumbent (one more training per new best).",
+    )
+    finalists: int = option(
+        factory=default_finalists,
+        min=1,
+        envvar=FINALISTS_ENV,
+        help="After the last round, the run's fittest distinct rewards (this many, the best "
+        "among them) train on --finalist-seeds more seeds each, and the best becomes the one "
+        "with the highest mean minus one standard error, so one lucky seed does not pick the "
+        "run's reward. 1 turns the finals off.",
+    )
+    finalist_seeds: int = option(
+        2, min=0, help="Extra training seeds per finalist (0 turns the finals off)."
     )
     videos: Videos = option(
         factory=default_videos,

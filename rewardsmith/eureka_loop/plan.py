@@ -3,7 +3,7 @@ millions of steps, and a user on a laptop should learn that before waiting, not 
 
 from __future__ import annotations
 
-from rewardsmith.choices import Schedule
+from rewardsmith.choices import Fitness, Schedule
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.jobs.training import make_job
@@ -24,7 +24,16 @@ def training_steps(config: LoopConfig, adapter: TaskAdapter) -> tuple[int, int]:
     ).steps
     arms = 2 + (adapter.reward_source("sparse") is not None)  # best, human and sparse
     evaluation = arms * config.eval_seeds if config.evaluate else 0
-    return steps, (config.rounds * config.samples + evaluation) * steps
+    trainings = config.rounds * config.samples + finals_trainings(config) + evaluation
+    return steps, trainings * steps
+
+
+def finals_trainings(config: LoopConfig) -> int:
+    """The finals' extra trainings at most (`eureka_loop/finals.py`): fewer where the run
+    trained fewer distinct rewards than `--finalists`."""
+    if config.finalists < 2 or config.fitness != Fitness.TASK:
+        return 0
+    return config.finalists * config.finalist_seeds
 
 
 def plan_message(config: LoopConfig, adapter: TaskAdapter) -> str:
@@ -34,6 +43,11 @@ def plan_message(config: LoopConfig, adapter: TaskAdapter) -> str:
         f"plan: {_count(config.rounds, 'round')} x {_count(config.samples, 'candidate')}"
         f" x {steps:,} steps"
     )
+    if finals := finals_trainings(config):
+        text += (
+            f", then the {config.finalists} fittest on {_count(config.finalist_seeds, 'more seed')}"
+            f" each ({finals} trainings, to pick the best on more than one seed)"
+        )
     if config.evaluate:
         seeds = _count(config.eval_seeds, "fresh seed")
         arms = "best, human and sparse" if adapter.reward_source("sparse") else "best and human"

@@ -17,6 +17,7 @@ from rewardsmith.eureka_loop.plan import plan_message
 from rewardsmith.eureka_loop.reporter import NullReporter, Reporter
 from rewardsmith.eureka_loop.state import Context, LoopConfig, LoopState
 from rewardsmith.runs.layout import STATES, TASK_COPY, VIDEO
+from rewardsmith.runs.loop_time import loop_time
 from rewardsmith.runs.store import Run, RunStore
 
 if TYPE_CHECKING:
@@ -197,6 +198,9 @@ def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
         "stop_reason": final.get("stop_reason"),
         "best_candidate": summary.get("best_candidate"),
         "best_fitness": summary.get("best_fitness") if best else None,  # as selection compared it
+        "best_fitness_std": summary.get("best_fitness_std") if best else None,
+        "best_fitness_seeds": summary.get("best_fitness_seeds", 1) if best else None,
+        "held_up": evaluation.get("held_up"),
         "best_reward_path": summary.get("best_reward_path"),
         "human_fitness": (evaluation.get("human") or {}).get("fitness"),
         "sparse_fitness": (evaluation.get("sparse") or {}).get("fitness"),
@@ -213,6 +217,7 @@ def summarize(run: Run, final: LoopState, ctx: Context) -> dict[str, Any]:
         "preference": summary.get("preference"),
         "reward_hacking_suspects": summary.get("reward_hacking_suspects", []),
         "videos": sorted(str(p) for p in run.path.rglob(VIDEO)),
+        "loop_time": loop_time(run.node_times()),
     }
     run.update_summary(tokens=result["tokens"], cost_usd=result["cost_usd"])
     return result

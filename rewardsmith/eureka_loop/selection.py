@@ -264,16 +264,16 @@ def _next_step(
     return {"stop_reason": stop or f"completed {ctx.config.rounds} rounds"}
 
 
-def after_design(state: LoopState) -> Literal["critique", "evaluate", "__end__"]:
-    """After design: check the candidates, or end (evaluating the best so far) when a budget
-    stopped the designer."""
+def after_design(state: LoopState) -> Literal["critique", "finals", "__end__"]:
+    """After design: check the candidates, or end (the finals and the final evaluation of the
+    best so far) when a budget stopped the designer."""
     if state.get("stop_reason"):
-        return "evaluate" if state.get("best") else "__end__"
+        return "finals" if state.get("best") else "__end__"
     return "critique"
 
 
-def after_select(state: LoopState) -> Literal["design", "evaluate", "__end__"]:
-    """After select: another round, or the final evaluation, or the end."""
+def after_select(state: LoopState) -> Literal["design", "finals", "__end__"]:
+    """After select: another round, or the finals and the final evaluation, or the end."""
     if not state.get("stop_reason"):
         return "design"
-    return "evaluate" if state.get("best") else "__end__"
+    return "finals" if state.get("best") else "__end__"

@@ -18,6 +18,7 @@ from rewardsmith.runs.layout import (
     CONFIRM_DIR,
     CRITIQUE,
     EVAL_DIR,
+    FINALS_DIR,
     JOB_DIR,
     JUDGE,
     KEYFRAMES,
@@ -245,6 +246,10 @@ class CandidateFiles(TrainingFiles):
     def confirmation(self) -> TrainingFiles:
         """The second-seed training (`--confirm-best`) of a would-be new best, `confirm/`."""
         return TrainingFiles(self.path / CONFIRM_DIR)
+
+    def finals(self, seed_index: int) -> TrainingFiles:
+        """A finalist's `seed_index`-th extra training seed (`--finalists`), `finals/sJ/`."""
+        return TrainingFiles(self.path / FINALS_DIR / f"s{seed_index}")
 
 
 def candidates_on_disk(run_path: Path) -> Iterator[CandidateFiles]:

@@ -60,6 +60,17 @@ MIGRATIONS: list[tuple[str, ...]] = [
         "ALTER TABLE candidates DROP COLUMN reward_sha256",  # nothing wrote it
         "DROP TABLE events",  # nothing wrote it
     ),
+    (
+        # Each graph node's wall time (`eureka_loop/timing.py`): where a round's time goes.
+        """CREATE TABLE node_times (
+            id INTEGER PRIMARY KEY,
+            round INTEGER NOT NULL,
+            attempt INTEGER NOT NULL,
+            node TEXT NOT NULL,
+            wall_s REAL NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+    ),
 ]
 """Each entry is one schema change; append new ones, never edit an applied one."""
 
@@ -131,6 +142,20 @@ class RunIndex:
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         with self._lock:
             return [dict(row) for row in self._conn.execute(sql, params)]
+
+    def record_node_time(self, round: int, attempt: int, node: str, wall_s: float) -> None:
+        """One graph node's wall time in round `round` (the finals and the evaluation: the
+        last round's)."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO node_times (round, attempt, node, wall_s, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (round, attempt, node, wall_s, now_iso()),
+            )
+
+    def node_times(self) -> list[dict[str, Any]]:
+        """Every node's recorded wall time, in the order they ran."""
+        return self._rows("SELECT round, attempt, node, wall_s FROM node_times ORDER BY id")
 
     def upsert_candidate(self, round: int, idx: int, **fields: Any) -> None:
         """Insert the candidate or update only the given fields, keeping the others."""

@@ -61,6 +61,7 @@ PENDING_FEEDBACK = "feedback_next.md"
 REPLAY = "replay.json"
 EVALUATION_DIR = "evaluation"
 EVALUATION_REPORT = "evaluation.json"
+FINALS_REPORT = "finals.json"  # the finals' seeds and winner (`eureka_loop/finals.py`)
 REPORT_DIR = "report"  # where `rewardsmith report` writes unless told otherwise
 REPORT_PAGE = "report.html"  # in the folder `rewardsmith report` writes to
 
@@ -94,6 +95,7 @@ JUDGE = "judge.json"  # the video judge's verdict (`--judge vlm`)
 JOB_DIR = "job"  # the training worker
 EVAL_DIR = "eval"  # the reward-free evaluator
 CONFIRM_DIR = "confirm"  # a would-be best's second training seed (`--confirm-best`)
+FINALS_DIR = "finals"  # a finalist's extra training seeds, `finals/sJ/` (`--finalists`)
 SMOKE_DIR = "smoke"  # the critic's smoke test
 PREFERENCE_DIR = "preference"  # the preference check's bank scoring
 TRACE_DIR = "trace"  # the JAX backend's trace of the reward

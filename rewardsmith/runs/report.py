@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rewardsmith import __version__
 from rewardsmith.runs.atomic import write_text
 from rewardsmith.runs.layout import REPORT_PAGE
-from rewardsmith.runs.versus_human import versus_human_text
+from rewardsmith.runs.versus_human import held_up_text, versus_human_text
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
 from rewardsmith.untrusted_text import plain
 
@@ -188,11 +188,19 @@ def _evaluation_table(view: RunView) -> str:
             f"<td>{_f(entry.get('fitness_std'))}</td><td>{_e(seeds)}</td>"
             f"<td>{_e(entry.get('failed_seeds', 0))}</td></tr>"
         )
-    comparison = versus_human_text(view.evaluation.get("versus_human"))
+    notes = [
+        text
+        for text in (
+            versus_human_text(view.evaluation.get("versus_human")),
+            held_up_text(view.evaluation.get("held_up")),
+            view.finals_text(),
+        )
+        if text
+    ]
     return (
         "<table><thead><tr><th>reward</th><th>mean fitness</th><th>std</th><th>per seed</th>"
         f"<th>failed seeds</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        + (f"<p>{_e(comparison)}</p>" if comparison else "")
+        + "".join(f"<p>{_e(note)}</p>" for note in notes)
     )
 
 

@@ -118,6 +118,11 @@ class Run:
         """The final evaluation's report; absent until the evaluation has finished."""
         return self.evaluation_dir / layout.EVALUATION_REPORT
 
+    @property
+    def finals_file(self) -> Path:
+        """The finals' report (`eureka_loop/finals.py`); absent where no finals were played."""
+        return self.path / layout.FINALS_REPORT
+
     def evaluation_arm(self, name: str, seed_index: int) -> TrainingFiles:
         """The folder the final evaluation trains reward `name` (best, human, sparse) in."""
         return TrainingFiles(self.evaluation_dir / f"{_file_name(name)}_s{seed_index}")
@@ -225,6 +230,14 @@ class Run:
             path = Path(response_path)
             stored = str(path.relative_to(self.path) if path.is_relative_to(self.path) else path)
         return self._db().record_llm_call(round, purpose, call, stored)
+
+    def record_node_time(self, round: int, attempt: int, node: str, wall_s: float) -> None:
+        """Keep one graph node's wall time (`eureka_loop/timing.py`)."""
+        self._db().record_node_time(round, attempt, node, wall_s)
+
+    def node_times(self) -> list[dict[str, Any]]:
+        """Every graph node's recorded wall time, in the order they ran."""
+        return self._db().node_times()
 
     def llm_calls(self) -> list[dict[str, Any]]:
         """Every logged LLM call, oldest first, with its tokens, cost and timing."""

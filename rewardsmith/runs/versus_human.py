@@ -15,12 +15,51 @@ def versus_human(best: list[float], human: list[float]) -> dict[str, Any] | None
     (benchmarks/quality.py) applies the same rule to seeds pooled over runs."""
     if len(best) < 2 or len(human) < 2:
         return None
-    difference = statistics.fmean(best) - statistics.fmean(human)
-    two_se = 2 * math.sqrt(
-        statistics.variance(best) / len(best) + statistics.variance(human) / len(human)
-    )
+    difference, two_se = _difference(best, human)
     verdict = "better" if difference > two_se else "as good" if difference >= -two_se else "worse"
     return {"difference": difference, "two_se": two_se, "verdict": verdict}
+
+
+def _difference(a: list[float], b: list[float]) -> tuple[float, float]:
+    """mean(a) - mean(b) and twice its standard error; where `b` has one value its variance is
+    taken to be `a`'s (the same reward, trained the same way)."""
+    var_a = statistics.variance(a)
+    var_b = statistics.variance(b) if len(b) > 1 else var_a
+    return statistics.fmean(a) - statistics.fmean(b), 2 * math.sqrt(var_a / len(a) + var_b / len(b))
+
+
+def held_up(selected_on: list[float], fresh: list[float]) -> dict[str, Any] | None:
+    """Did the best keep, on the final evaluation's fresh seeds, the fitness it was selected on
+    (its search seed, and its finals seeds where it played them)? "held" within the noise, or
+    "fell short" beyond it (the selection's figure was partly seed luck); None with fewer than
+    two fresh seeds or nothing it was selected on."""
+    if len(fresh) < 2 or not selected_on:
+        return None
+    difference, two_se = _difference(fresh, selected_on)
+    verdict = "fell short" if difference < -two_se else "held"
+    return {
+        "selected_on": statistics.fmean(selected_on),
+        "selected_seeds": len(selected_on),
+        "difference": difference,
+        "two_se": two_se,
+        "verdict": verdict,
+    }
+
+
+def held_up_text(check: dict[str, Any] | None) -> str | None:
+    """One line for the CLI where the best fell short of what it was selected on; None where it
+    held (nothing to warn of) or there is no check."""
+    if not isinstance(check, dict) or check.get("verdict") != "fell short":
+        return None
+    values = [check.get(k) for k in ("selected_on", "selected_seeds", "difference", "two_se")]
+    if not all(isinstance(v, int | float) for v in values):
+        return None
+    selected_on, seeds, difference, two_se = (float(v) for v in values)  # type: ignore[arg-type]
+    return (
+        f"the best's fresh seeds fell short of the {selected_on:.4g} it was selected on over "
+        f"{seeds:.0f} seed(s) by {-difference:.4g} (2 SE {two_se:.2g}): part of its search "
+        "result was the training seed's luck"
+    )
 
 
 _WORDS = {

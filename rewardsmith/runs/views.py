@@ -19,6 +19,7 @@ from rewardsmith.runs import layout
 from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, CandidateStatus, candidate_key
 from rewardsmith.runs.index import MIGRATIONS
 from rewardsmith.runs.judgements import Judgement, RoundJudgements, judged_rounds
+from rewardsmith.runs.loop_time import loop_time
 from rewardsmith.runs.schema import RunStoreError, newer_version_error, read_record
 from rewardsmith.runs.store import Run, RunStore
 
@@ -203,7 +204,26 @@ class RunView:
     cost_usd: float
     llm_calls: int
     candidates: list[CandidateView] = field(default_factory=list)
+    finals: dict[str, Any] | None = None  # finals.json: the finalists' seeds and the winner
+    loop_time: dict[str, Any] | None = None  # seconds per round: training, the rest (timing.py)
     videos: list[tuple[str, Path]] = field(default_factory=list)  # (what it shows, the MP4)
+
+    def finals_text(self) -> str | None:
+        """One line on the finals (`eureka_loop/finals.py`): each finalist's mean and spread
+        over its seeds, and which won; None where the run played none."""
+        if not isinstance(self.finals, dict):
+            return None
+        parts = [
+            f"{f['key']} {f['mean']:.4g} +- {f['std']:.2g} over {f['seeds']} seeds"
+            for f in self.finals.get("finalists", [])
+            if isinstance(f, dict)
+            and isinstance(f.get("mean"), int | float)
+            and isinstance(f.get("std"), int | float)
+        ]
+        text = f"finals: {'; '.join(parts)}; won by {self.finals.get('winner')}"
+        if self.finals.get("changed"):
+            text += f", replacing the search's best {self.finals.get('search_best')}"
+        return text
 
     @property
     def run_id(self) -> str:
@@ -307,7 +327,7 @@ def open_view(ref: str | Path, runs_dir: Path) -> RunView:
 def load_view(run: Run) -> RunView:
     """Read a run directory into a `RunView`, without writing anything to it."""
     info = run.info()
-    candidate_rows, calls = _read_index(run.index_path)
+    candidate_rows, calls, node_times = _read_index(run.index_path)
     samples = max(1, int((info.get("config") or {}).get("samples") or 1))
     summaries = _round_records(run.path, layout.ROUND_SUMMARY)
     prompts = _round_records(run.path, layout.ROUND_PROMPT)
@@ -352,12 +372,15 @@ def load_view(run: Run) -> RunView:
     eval_path = run.evaluation_file
     if eval_path.is_file():
         evaluation = read_record(eval_path)
+    finals = read_record(run.finals_file) if run.finals_file.is_file() else None
     run_view = RunView(
         path=run.path,
         info=info,
         status=run.status(),
         rounds=rounds,
         evaluation=evaluation,
+        finals=finals,
+        loop_time=loop_time(node_times),
         tokens=sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls),
         cost_usd=sum(c["cost_usd"] or 0.0 for c in calls),
         llm_calls=len(calls),
@@ -384,8 +407,11 @@ def sparkline(values: Iterable[float | None]) -> str:
     )
 
 
-def _read_index(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Candidates and LLM calls from the index, opened read-only."""
+def _read_index(
+    path: Path,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Candidates, LLM calls and node times (none in an index from before them) from the
+    index, opened read-only."""
     if not path.is_file():
         raise RunStoreError(
             f"{path.parent} has run.json but no {path.name}: the run directory is incomplete "
@@ -404,11 +430,14 @@ def _read_index(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
             raise RunStoreError(f"{path} holds no run index; the run directory is damaged")
         candidates = conn.execute("SELECT * FROM candidates ORDER BY round, idx").fetchall()
         calls = conn.execute("SELECT * FROM llm_calls ORDER BY id").fetchall()
+        times = (
+            conn.execute("SELECT * FROM node_times ORDER BY id").fetchall() if version > 2 else []
+        )
     except sqlite3.DatabaseError as e:
         raise RunStoreError(f"{path} cannot be read ({e}); the index is damaged") from e
     finally:
         conn.close()
-    return [dict(r) for r in candidates], [dict(r) for r in calls]
+    return [dict(r) for r in candidates], [dict(r) for r in calls], [dict(r) for r in times]
 
 
 def _round_records(run_dir: Path, stem: str) -> dict[tuple[int, int], dict[str, Any]]:
