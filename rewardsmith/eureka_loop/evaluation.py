@@ -21,7 +21,7 @@ from rewardsmith.eureka_loop.state import Context, LoopState
 from rewardsmith.eureka_loop.trainer import train_in
 from rewardsmith.eureka_loop.videos import film
 from rewardsmith.reward.syntax import parse
-from rewardsmith.runs.schema import read_record, write_record
+from rewardsmith.runs.schema import write_record
 from rewardsmith.runs.versus_human import held_up, versus_human
 
 EVAL_SEED_BASE = 100_000
@@ -75,14 +75,9 @@ def _versus_human(report: dict[str, Any], same: bool) -> dict[str, Any] | None:
     return None if same else versus_human(report["best"]["per_seed"], report["human"]["per_seed"])
 
 
-def selected_on(ctx: Context, round_: int, idx: int) -> list[float]:
-    """The fitnesses the best was selected on: its finals seeds where it played them, else its
-    one search seed."""
-    key = f"r{round_:02d}c{idx:02d}"
-    if ctx.run.finals_file.exists():
-        for finalist in read_record(ctx.run.finals_file).get("finalists", []):
-            if finalist.get("key") == key:
-                return [f for f in finalist.get("finals_fitness", []) if f is not None]
+def search_result(ctx: Context, round_: int, idx: int) -> list[float]:
+    """The best's fitness on its one search seed, where the search trained it: what a run
+    without the finals would have picked it on, and what the winner's curse inflates."""
     rows = [r for r in ctx.run.candidates(round_) if r["idx"] == idx]
     return [rows[0]["fitness"]] if rows and rows[0].get("fitness") is not None else []
 
@@ -156,7 +151,7 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
     )
     report["human_normalized_score"] = score
     report["versus_human"] = _versus_human(report, same)
-    report["held_up"] = held_up(selected_on(ctx, round_, idx), report["best"]["per_seed"])
+    report["held_up"] = held_up(search_result(ctx, round_, idx), report["best"]["per_seed"])
     report["best_is_human_reward"] = same
     report["best_is_env_reward"] = same and sources["best"] is None
     report["note"] = note

@@ -29,10 +29,9 @@ def _difference(a: list[float], b: list[float]) -> tuple[float, float]:
 
 
 def held_up(selected_on: list[float], fresh: list[float]) -> dict[str, Any] | None:
-    """Did the best keep, on the final evaluation's fresh seeds, the fitness it was selected on
-    (its search seed, and its finals seeds where it played them)? "held" within the noise, or
-    "fell short" beyond it (the selection's figure was partly seed luck); None with fewer than
-    two fresh seeds or nothing it was selected on."""
+    """Did the best keep, on the final evaluation's fresh seeds, the fitness of its search
+    seed? "held" within the noise, or "fell short" beyond it (the search's figure was partly
+    seed luck); None with fewer than two fresh seeds or no search fitness."""
     if len(fresh) < 2 or not selected_on:
         return None
     difference, two_se = _difference(fresh, selected_on)
@@ -56,9 +55,10 @@ def held_up_text(check: dict[str, Any] | None) -> str | None:
         return None
     selected_on, seeds, difference, two_se = (float(v) for v in values)  # type: ignore[arg-type]
     return (
-        f"the best's fresh seeds fell short of the {selected_on:.4g} it was selected on over "
-        f"{seeds:.0f} seed(s) by {-difference:.4g} (2 SE {two_se:.2g}): part of its search "
-        "result was the training seed's luck"
+        f"the best's fresh seeds fell short of its search result ({selected_on:.4g}"
+        + (f", {seeds:.0f} seeds" if seeds > 1 else "")
+        + f") by {-difference:.4g} (2 SE {two_se:.2g}): part of that result was the training "
+        "seed's luck"
     )
 
 

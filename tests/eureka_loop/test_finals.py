@@ -55,10 +55,10 @@ def test_the_plan_counts_the_finals_and_a_person_s_fitness_plays_none() -> None:
     assert "fittest" not in plan_message(by_person, line)
 
 
-def test_held_up_says_when_fresh_seeds_fall_short_of_what_the_best_was_selected_on() -> None:
+def test_held_up_says_when_fresh_seeds_fall_short_of_the_best_s_search_result() -> None:
     check = held_up([0.87, 0.86, 0.88], [0.66, 0.70])
     assert check is not None and check["verdict"] == "fell short"
-    assert "fell short of the 0.87 it was selected on over 3 seed(s)" in (held_up_text(check) or "")
+    assert "fell short of its search result (0.87, 3 seeds) by 0.19" in (held_up_text(check) or "")
     kept = held_up([0.85], [0.84, 0.86])  # one search seed: the fresh seeds' spread stands for it
     assert kept is not None and kept["verdict"] == "held" and held_up_text(kept) is None
     assert held_up([0.8], [0.8]) is None  # one fresh seed: no spread to judge by
@@ -109,7 +109,7 @@ def test_a_run_plays_the_finals_and_evaluates_their_winner(tmp_path: Path) -> No
     assert any(line.startswith("finals: ") and "over 2 seeds" in line for line in messages.lines)
     # The final evaluation retrains the winner and says whether it held up.
     evaluation = read_record(run_dir / "evaluation" / "evaluation.json")
-    assert evaluation["held_up"]["selected_seeds"] == 2
+    assert evaluation["held_up"]["selected_seeds"] == 1  # the search seed
     assert evaluation["held_up"]["verdict"] in ("held", "fell short")
     # `show` and the report say what the finals decided.
     shown = CliRunner().invoke(app, ["show", str(run_dir), "--runs-dir", str(tmp_path)])
