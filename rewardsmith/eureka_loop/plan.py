@@ -45,7 +45,7 @@ def plan_message(config: LoopConfig, adapter: TaskAdapter) -> str:
     )
     if finals := finals_trainings(config):
         text += (
-            f", then the {config.finalists} fittest on {_count(config.finalist_seeds, 'more seed')}"
+            f", then up to the {config.finalists} fittest on {_count(config.finalist_seeds, 'more seed')}"
             f" each ({finals} trainings, to pick the best on more than one seed)"
         )
     if config.evaluate:

@@ -28,19 +28,30 @@ def _difference(a: list[float], b: list[float]) -> tuple[float, float]:
     return statistics.fmean(a) - statistics.fmean(b), 2 * math.sqrt(var_a / len(a) + var_b / len(b))
 
 
+_T_975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 8: 2.31, 10: 2.23, 20: 2.09}
+"""Student's t, two-sided 95%, by degrees of freedom (a smaller df in the table rounds down)."""
+
+
+def _t_975(df: int) -> float:
+    return _T_975[max(k for k in _T_975 if k <= df)] if df < 30 else 2.0
+
+
 def held_up(selected_on: list[float], fresh: list[float]) -> dict[str, Any] | None:
     """Did the best keep, on the final evaluation's fresh seeds, the fitness of its search
     seed? "held" within the noise, or "fell short" beyond it (the search's figure was partly
-    seed luck); None with fewer than two fresh seeds or no search fitness."""
+    seed luck); None with fewer than two fresh seeds or no search fitness. The noise margin is
+    Student's t at 95% times the standard error: with two fresh seeds their spread says little
+    (one degree of freedom), so only a large shortfall is called one."""
     if len(fresh) < 2 or not selected_on:
         return None
     difference, two_se = _difference(fresh, selected_on)
-    verdict = "fell short" if difference < -two_se else "held"
+    margin = two_se / 2 * _t_975(len(fresh) - 1 + len(selected_on) - 1)
+    verdict = "fell short" if difference < -margin else "held"
     return {
         "selected_on": statistics.fmean(selected_on),
         "selected_seeds": len(selected_on),
         "difference": difference,
-        "two_se": two_se,
+        "margin": margin,
         "verdict": verdict,
     }
 
@@ -50,15 +61,15 @@ def held_up_text(check: dict[str, Any] | None) -> str | None:
     held (nothing to warn of) or there is no check."""
     if not isinstance(check, dict) or check.get("verdict") != "fell short":
         return None
-    values = [check.get(k) for k in ("selected_on", "selected_seeds", "difference", "two_se")]
+    values = [check.get(k) for k in ("selected_on", "selected_seeds", "difference", "margin")]
     if not all(isinstance(v, int | float) for v in values):
         return None
-    selected_on, seeds, difference, two_se = (float(v) for v in values)  # type: ignore[arg-type]
+    selected_on, seeds, difference, margin = (float(v) for v in values)  # type: ignore[arg-type]
     return (
         f"the best's fresh seeds fell short of its search result ({selected_on:.4g}"
         + (f", {seeds:.0f} seeds" if seeds > 1 else "")
-        + f") by {-difference:.4g} (2 SE {two_se:.2g}): part of that result was the training "
-        "seed's luck"
+        + f") by {-difference:.4g} (noise margin {margin:.2g}): part of that result was the "
+        "training seed's luck"
     )
 
 
