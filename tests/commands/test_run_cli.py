@@ -103,7 +103,7 @@ def test_every_config_option_is_a_run_option_with_its_help() -> None:
     command = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
     by_name = {p.name: p for p in command.params}
     offered = [f for f in dataclasses.fields(LoopConfig) if "cli" in f.metadata]
-    assert len(offered) == 30
+    assert len(offered) == 32
     for spec in offered:
         param = by_name[spec.name]
         assert param.help == spec.metadata["cli"].help, spec.name
