@@ -37,6 +37,7 @@ from rewardsmith.eureka_loop.state import (
 from rewardsmith.eureka_loop.trainer import train_in
 from rewardsmith.runs.layout import REWARD
 from rewardsmith.runs.schema import write_record
+from rewardsmith.runs.views import finals_line
 
 FINALS_SEED_BASE = 50_000
 """Finals seeds are `seed + 50_000 + j` for every finalist: apart from the search's
@@ -196,17 +197,15 @@ def finals(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     played = play_finals(ctx, field)
     top = winner(played)
     changed = top.key != played[0].key
-    write_record(
-        ctx.run.finals_file,
-        {
-            "finalists": [f.to_dict() for f in played],
-            "search_best": played[0].key,
-            "winner": top.key,
-            "changed": changed,
-        },
-    )
-    ctx.reporter.message(_verdict_line(played, top, changed))
-    new_best: CandidateSummary = {**best, "round": top.round, "idx": top.idx}
+    record = {
+        "finalists": [f.to_dict() for f in played],
+        "search_best": played[0].key,
+        "winner": top.key,
+        "changed": changed,
+    }
+    write_record(ctx.run.finals_file, record)
+    ctx.reporter.message(finals_line(record))
+    new_best: CandidateSummary = best
     if changed:
         new_best = {
             "round": top.round,
@@ -223,19 +222,3 @@ def finals(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     )
     ctx.reporter.best({"key": top.key, "fitness": top.mean if top.fitnesses else None})
     return {"best": new_best}
-
-
-def _verdict_line(played: list[Finalist], top: Finalist, changed: bool) -> str:
-    """Each finalist's seeds in one line, and what the finals decided."""
-    parts = [
-        f"{f.key} {f.mean:.4g} +- {f.spread:.2g} over {len(f.fitnesses)} seeds"
-        + (" (a seed failed)" if f.failed else "")
-        + f" (search seed {f.search_fitness:.4g})"
-        for f in played
-    ]
-    decision = (
-        f"{top.key} replaces the search's best {played[0].key}"
-        if changed
-        else f"{top.key} stays the best"
-    )
-    return f"finals: {'; '.join(parts)}. {decision}"

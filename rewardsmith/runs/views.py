@@ -209,21 +209,8 @@ class RunView:
     videos: list[tuple[str, Path]] = field(default_factory=list)  # (what it shows, the MP4)
 
     def finals_text(self) -> str | None:
-        """One line on the finals (`eureka_loop/finals.py`): each finalist's mean and spread
-        over its seeds, and which won; None where the run played none."""
-        if not isinstance(self.finals, dict):
-            return None
-        parts = [
-            f"{f['key']} {f['mean']:.4g} +- {f['std']:.2g} over {f['seeds']} seeds"
-            for f in self.finals.get("finalists", [])
-            if isinstance(f, dict)
-            and isinstance(f.get("mean"), int | float)
-            and isinstance(f.get("std"), int | float)
-        ]
-        text = f"finals: {'; '.join(parts)}; won by {self.finals.get('winner')}"
-        if self.finals.get("changed"):
-            text += f", replacing the search's best {self.finals.get('search_best')}"
-        return text
+        """One line on the finals (`eureka_loop/finals.py`); None where the run played none."""
+        return finals_line(self.finals) if isinstance(self.finals, dict) else None
 
     @property
     def run_id(self) -> str:
@@ -316,6 +303,22 @@ class RunView:
             return self.candidate(candidate.parent)
         except RunStoreError:
             return None
+
+
+def finals_line(finals: dict[str, Any]) -> str:
+    """A `finals.json` record in one line: each finalist's mean and spread over its finals
+    seeds, and which won (the run prints it when the finals end, `show` and the report too)."""
+    parts = [
+        f"{f['key']} {f['mean']:.4g} +- {f['std']:.2g} over {f['seeds']} seeds"
+        for f in finals.get("finalists", [])
+        if isinstance(f, dict)
+        and isinstance(f.get("mean"), int | float)
+        and isinstance(f.get("std"), int | float)
+    ]
+    text = f"finals: {'; '.join(parts)}; won by {finals.get('winner')}"
+    if finals.get("changed"):
+        text += f", replacing the search's best {finals.get('search_best')}"
+    return text
 
 
 def open_view(ref: str | Path, runs_dir: Path) -> RunView:
