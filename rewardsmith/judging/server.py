@@ -221,8 +221,15 @@ class JudgingServer:
         self._socket.bind((LOOPBACK, port))
         self._socket.listen(64)
         self.port: int = self._socket.getsockname()[1]
+        # log_config=None: uvicorn's default applies `logging.config.dictConfig`, which closes
+        # every logging handler in the process (the host program's, and absl's, which closes the
+        # stream it was made with, even a caller's captured stderr).
         config = uvicorn.Config(
-            make_app(session), log_level="warning", access_log=False, lifespan="off"
+            make_app(session),
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None

@@ -4,6 +4,7 @@ uvicorn server on 127.0.0.1."""
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -178,3 +179,22 @@ def test_the_real_server_listens_on_the_loopback_with_its_token(session: Judging
         assert [j.choice for j in session.files.judgements()] == ["both_bad"]
     with pytest.raises(httpx.TransportError):
         httpx.get(server.url, timeout=2)
+
+
+def test_serving_leaves_the_host_programs_logging_alone(
+    session: JudgingSession, tmp_path: Path
+) -> None:
+    """uvicorn's default log config runs dictConfig, which closed every handler in the process:
+    absl's closed the stream it holds, pytest's captured stderr, and failed the rest of the run."""
+    host_log = logging.getLogger("host-program")
+    handler = logging.FileHandler(tmp_path / "host.log")
+    host_log.addHandler(handler)
+    try:
+        with JudgingServer(session):
+            assert handler.stream is not None and not handler.stream.closed
+            host_log.warning("still logging")
+        assert handler in host_log.handlers
+    finally:
+        host_log.removeHandler(handler)
+        handler.close()
+    assert "still logging" in (tmp_path / "host.log").read_text()
