@@ -10,6 +10,8 @@ test_human_rewards.py checks the same rewards over random episodes and episode b
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +140,25 @@ def test_reset_seeds_choose_the_goal(task: str) -> None:
     np.testing.assert_array_equal(first, again)
     assert any(not np.array_equal(first[36:39], other[36:39]) for other in others)
     env.close()
+
+
+def test_environments_can_be_made_from_several_threads_at_once() -> None:
+    """The loop's fan-out makes environments in threads; Meta-World seeds and draws numpy's
+    global generator while making one, so unguarded threads repeat goals and fail its assert."""
+    adapter = load_task("metaworld-reach")
+    barrier = threading.Barrier(4)
+
+    def make_and_reset(_: int) -> np.ndarray:
+        barrier.wait()
+        env = adapter.make_env()
+        obs, _info = env.reset(seed=3)
+        env.close()
+        return np.asarray(obs)
+
+    with ThreadPoolExecutor(4) as pool:
+        observations = list(pool.map(make_and_reset, range(8)))
+    for obs in observations[1:]:
+        np.testing.assert_array_equal(obs, observations[0])
 
 
 def expert_episode(

@@ -16,6 +16,7 @@ Fitness is success: an episode succeeds if any of its steps reports `info["succe
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -139,6 +140,9 @@ def _observed_fields(what: str, quaternion: Quaternion) -> list[tuple[Field, tup
     return [*frame, *previous, (goal, tuple(_GOAL))]
 
 
+_MAKE_LOCK = threading.Lock()
+
+
 class _SeededReset(gym.Wrapper):
     """Makes `reset(seed=...)` choose the goal variation and seed the episode: Meta-World's
     environments ignore the seed given to `reset` and draw from a generator seeded once."""
@@ -232,7 +236,11 @@ class MetaWorldTask(TaskAdapter):
 
     @override
     def make_env(self, **overrides: Any) -> gym.Env:
-        return _SeededReset(super().make_env(**overrides))
+        # Meta-World draws its 50 goal variations from numpy's global generator, seeded and drawn
+        # in `gym.make`: two threads making environments at once (the loop's fan-out) interleave
+        # their draws, get repeated goals and fail Meta-World's "unique goals" assertion.
+        with _MAKE_LOCK:
+            return _SeededReset(super().make_env(**overrides))
 
     @override
     def state_vector(self, env: gym.Env, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
