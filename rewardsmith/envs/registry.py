@@ -124,6 +124,8 @@ for _task_id, _entry in {
     "metaworld-handle-press-side": "rewardsmith.envs.tasks.metaworld:HandlePressSide",
     "metaworld-window-close": "rewardsmith.envs.tasks.metaworld:WindowClose",
     "metaworld-window-open": "rewardsmith.envs.tasks.metaworld:WindowOpen",
+    "metaworld-sweep-into": "rewardsmith.envs.tasks.metaworld:SweepInto",
+    "metaworld-pick-place": "rewardsmith.envs.tasks.metaworld:PickPlace",
 }.items():
     register(_task_id, _entry, suite="metaworld")
 # A tiny deterministic task for fast tests and a quick check of an install (envs/tasks/line.py).

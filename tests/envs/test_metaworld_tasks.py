@@ -51,6 +51,8 @@ TASKS = [
         "handle-press-side",
         "window-close",
         "window-open",
+        "sweep-into",
+        "pick-place",
     )
 ]
 TOLERANCE = 1e-6
@@ -130,15 +132,38 @@ def test_fields_are_the_observation_and_the_simulator(task: str) -> None:
     env.close()
 
 
+@pytest.mark.parametrize("task", ["metaworld-sweep-into", "metaworld-pick-place"])
+def test_the_initial_pads_the_grasp_rewards_read_are_the_pads_now(task: str) -> None:
+    """Meta-World's grasp rewards take margins from `init_left_pad` / `init_right_pad`, views of
+    the pads in the simulation: the pad fields carry them, as they are at every step."""
+    adapter = load_task(task)
+    env = StateFieldsWrapper(adapter.make_env(), adapter)
+    _obs, info = env.reset(seed=1)
+    env.action_space.seed(1)
+    at_reset = info[STATE_KEY]["left_pad_position"].copy()
+    base: Any = env.unwrapped
+    for _ in range(5):
+        *_rest, info = env.step(env.action_space.sample())
+    record = info[STATE_KEY]
+    assert not np.array_equal(record["left_pad_position"], at_reset)
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(
+            record[f"{side}_pad_position"], getattr(base, f"init_{side}_pad"), err_msg=side
+        )
+    env.close()
+
+
 @pytest.mark.parametrize("task", TASKS)
 def test_reset_seeds_choose_the_goal(task: str) -> None:
-    """Meta-World ignores reset's seed; the task makes it choose the goal variation."""
+    """Meta-World ignores reset's seed; the task makes it choose the goal variation (where the
+    goal is, or, in sweep-into, whose hole stays put, where the puck starts)."""
     env = load_task(task).make_env()
     first, _ = env.reset(seed=5)
     again, _ = env.reset(seed=5)
     others = [env.reset(seed=seed)[0] for seed in range(6, 12)]
     np.testing.assert_array_equal(first, again)
-    assert any(not np.array_equal(first[36:39], other[36:39]) for other in others)
+    varied = slice(4, 7) if task == "metaworld-sweep-into" else slice(36, 39)
+    assert any(not np.array_equal(first[varied], other[varied]) for other in others)
     env.close()
 
 

@@ -6,8 +6,9 @@ episodes, and one of the benchmark's 50 fixed goal variations drawn at every res
 observation (hand, gripper opening, object position and orientation, the same of the previous
 frame, goal) is split into named fields. Meta-World's v3 rewards also read simulator quantities
 the observation lacks: the point between the fingertips (`tcp_center`, not the observed hand
-position) and per-episode constants fixed at reset (where the fingertips and the object started).
-Those are fields too, read from the environment after every reset and step, so the human reward
+position), the finger pads (in the rewards of the tasks that grasp) and per-episode constants
+fixed at reset (where the fingertips and the object started). Those are fields too, read from
+the environment after every reset and step, so the human reward
 (`envs/rewards/metaworld_<task>_human.py`) reproduces the environment's own reward exactly.
 Fitness is success: an episode succeeds if any of its steps reports `info["success"]`
 (Meta-World's own evaluation; metaworld issue #331). Nothing here imports the suite.
@@ -466,3 +467,61 @@ class WindowOpen(MetaWorldTask):
     )
     success_description = "the handle came within 5 cm (along x) of open at some step"
     training = _sac(100_000, search_steps=50_000)  # not measured here yet
+
+
+def _pad(side: str) -> SimQuantity:
+    """A finger pad's position now: the grasping rewards measure the object between the pads."""
+    farther = "farther from" if side == "left" else "nearer to"
+    return SimQuantity(
+        Field(
+            f"{side}_pad_position",
+            f"position of the {side} finger's pad (world frame); the fingers close along y, the "
+            f"{side} pad on the side {farther} the robot",
+            "m",
+            (3,),
+        ),
+        operator.methodcaller("get_body_com", f"{side}pad"),
+    )
+
+
+# Meta-World's grasp rewards also measure from "initial" pad positions, but those are live views
+# of the pads in the simulation (`get_body_com` returns one), so they are the pads' positions now:
+# these two fields carry all the rewards read of the pads (tests check the aliasing).
+_PADS = (_pad("left"), _pad("right"))
+
+
+class SweepInto(MetaWorldTask):
+    """sweep-into-v3: push a puck across the table into a hole in it."""
+
+    task_name = "sweep-into"
+    object_meaning = "puck"
+    quaternion = "xyzw"
+    extras = (INITIAL_TCP_CENTER, object_initial_position("puck"), *_PADS)
+    goal = (
+        "A Sawyer robot arm with a two-finger gripper must sweep a puck across a table into a "
+        "hole in the table: the puck (object_position) must come within 5 cm, horizontally (x "
+        "and y), of goal_position, the hole's centre (its height, below the table top, does not "
+        "count). The puck's starting position differs between episodes; the hole is the same in "
+        "every episode." + _ACTION
+    )
+    success_description = (
+        "the puck came within 5 cm (horizontally) of the hole's centre at some step"
+    )
+    training = _sac(100_000, search_steps=50_000)  # not measured here yet
+
+
+class PickPlace(MetaWorldTask):
+    """pick-place-v3: grasp a puck and carry it to a goal point in the air."""
+
+    task_name = "pick-place"
+    object_meaning = "puck"
+    quaternion = "xyzw"
+    extras = (INITIAL_TCP_CENTER, object_initial_position("puck"), *_PADS)
+    goal = (
+        "A Sawyer robot arm with a two-finger gripper must pick a puck up from a table and carry "
+        "it to a goal position in the air: the puck (object_position) must come within 7 cm of "
+        "goal_position. The puck's starting position and the goal differ between episodes."
+        + _ACTION
+    )
+    success_description = "the puck came within 7 cm of the goal at some step"
+    training = _sac(200_000, search_steps=100_000)  # not measured here yet
