@@ -44,6 +44,8 @@ _.HandlePress  # envs/tasks/metaworld.py
 _.HandlePressSide  # envs/tasks/metaworld.py
 _.WindowClose  # envs/tasks/metaworld.py
 _.WindowOpen  # envs/tasks/metaworld.py
+_.SweepInto  # envs/tasks/metaworld.py
+_.PickPlace  # envs/tasks/metaworld.py
 _.Line  # envs/tasks/line.py (the unlisted test task)
 
 # MJX models named by class-name strings (rl/jax/brax_env.py GYMNASIUM_MODELS, via getattr).

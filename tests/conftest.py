@@ -35,6 +35,7 @@ LONGEST_FIRST = (
     "tests/rl/jax/test_human_rewards_jax.py",  # ~200 s
     "tests/jobs/test_training_jax.py",  # ~110 s
     "tests/sandbox/test_bad_rewards.py",  # ~100 s
+    "tests/jobs/test_video_jax.py",  # ~110 s
     "tests/eureka_loop/test_halving.py",
     "tests/cluster/test_ray_executor.py",
     "tests/eureka_loop/test_resume.py",

@@ -29,8 +29,16 @@ from rewardsmith.sandbox.types import Limits, Sandbox
 from rewardsmith.sandbox.video_file import keep_video
 from rewardsmith.sandbox.worker_files import WorkerFileError, read_npz, read_record
 
-PROGRAM = "rewardsmith.programs.record_video"
+PROGRAMS = {
+    "sb3": "rewardsmith.programs.record_video",
+    "jax": "rewardsmith.programs.record_video_jax",  # films the JAX environment's own episode
+}
+"""The video program of each backend; both read the trained policy from `job/` as its
+evaluator does and leave the same files."""
 VIDEO_WALL_S = 180.0  # the build, the rollout and at most VideoLimits.max_seconds of rendering
+# The JAX program compiles its episode first: ~45 s for HalfCheetah on MJX and ~150 s for
+# Humanoid (2 GB) on two busy cores, before the same rendering.
+JAX_VIDEO_WALL_S = 420.0
 KEYFRAMES_CAP = 4 * 1024 * 1024  # bytes of keyframes.npz, on disk and expanded
 VIDEO_DISK_MB = (2 * VideoLimits().max_bytes + 2 * KEYFRAMES_CAP) // (1024 * 1024)
 VIDEO_DISK_FILES = 64
@@ -122,12 +130,15 @@ def record_video(
     keyframes_dest: Path | None = None,
 ) -> VideoOutcome:
     """Render the policy trained in `candidate_dir/job/` and keep the video at `dest` (and its
-    checked stills at `keyframes_dest`, if given).
+    checked stills at `keyframes_dest`, if given). The backend's program films it (`PROGRAMS`):
+    both read only the job file (an input) and the trained weights (`job/` is readable: SB3's
+    model, or the JAX backend's `policy_params.npz`).
 
     The program's folder (`candidate_dir/video/`) is scratch, removed once read; only the checked
     copies stay."""
-    if job.backend != "sb3":
-        return VideoOutcome(None, "videos are recorded on the sb3 backend only so far")
+    program = PROGRAMS.get(job.backend)
+    if program is None:
+        return VideoOutcome(None, f"no video program for the {job.backend!r} backend")
     job_dir, work_dir = candidate_dir / layout.JOB_DIR, candidate_dir / layout.VIDEO_DIR
     kept: list[VideoOutcome] = []
 
@@ -138,7 +149,7 @@ def record_video(
 
     ran = run_job(
         sandbox,
-        PROGRAM,
+        program,
         [str(work_dir), str(job_dir)],
         workdir=work_dir,
         inputs={
@@ -146,7 +157,9 @@ def record_video(
             **task_input(adapter),
         },
         limits=(limits or Limits(memory_mb=VIDEO_MEMORY_MB)).within(
-            wall_s=VIDEO_WALL_S, disk_mb=VIDEO_DISK_MB, disk_files=VIDEO_DISK_FILES
+            wall_s=JAX_VIDEO_WALL_S if job.backend == "jax" else VIDEO_WALL_S,
+            disk_mb=VIDEO_DISK_MB,
+            disk_files=VIDEO_DISK_FILES,
         ),
         log_path=layout.program_log(work_dir, "video"),
         read=read_and_keep,

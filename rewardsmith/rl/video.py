@@ -3,7 +3,8 @@
 This runs inside the sandboxed evaluator, so it imports nothing of RewardSmith but the task
 adapters. A video is a nice-to-have next to the evaluation's numbers: `record_episode` never
 raises, it returns a `VideoResult` whose `reason` says, in one line a user can act on, why there
-is no video. Every frame streams to an ffmpeg process (imageio-ffmpeg), so memory stays flat;
+is no video. Every video program (this SB3 recorder, and the JAX backend's, which draws frames
+from the JAX environment's own states) encodes through `encode_frames`. Every frame streams to an ffmpeg process (imageio-ffmpeg), so memory stays flat;
 frames, bytes and wall-clock time are capped (`VideoLimits`). The orchestrator treats the file as
 hostile input and checks it with `rewardsmith.sandbox.video_file` before keeping it.
 
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,8 +97,9 @@ class VideoResult:
     """Stills of the recorded episode; None where there is no video."""
 
 
-class _NoVideo(Exception):
-    """A recording that cannot go on; its message is the user-facing reason."""
+class NoVideo(Exception):
+    """A recording that cannot go on; its message is the user-facing reason (frame sources
+    raise it, `encode_frames` turns it into a `VideoResult` without a file)."""
 
 
 class _KeyframeKeeper:
@@ -151,16 +153,6 @@ def keyframes_npz(keyframes: Keyframes) -> bytes:
     return buffer.getvalue()
 
 
-@dataclass
-class _Progress:
-    """What the frame generator tells the encoder besides the frames themselves."""
-
-    keeper: _KeyframeKeeper
-    truncated: bool = False
-    started: float = field(default_factory=time.monotonic)
-    rendered: int = 0
-
-
 def select_gl_backend(env: Mapping[str, str]) -> dict[str, str]:
     """The variables to set before MuJoCo renders offscreen: the user's choice, else EGL, else
     OSMesa, else nothing. PyOpenGL binds its platform on first import, so it must agree."""
@@ -208,13 +200,13 @@ def record_episode(
     try:
         env = _make_render_env(adapter)
     except Exception as exc:
-        return _no_video(f"cannot build {adapter.env_id} for rendering: {_one_line(exc)}")
+        return no_video(f"cannot build {adapter.env_id} for rendering: {one_line(exc)}")
     try:
         return _record(env, policy, seed, Path(path), limits)
-    except _NoVideo as exc:
-        return _no_video(str(exc))
+    except NoVideo as exc:
+        return no_video(str(exc))
     except Exception as exc:
-        return _no_video(f"recording failed: {_one_line(exc)}")
+        return no_video(f"recording failed: {one_line(exc)}")
     finally:
         _close_quietly(env)
 
@@ -228,29 +220,27 @@ def _make_render_env(adapter: TaskAdapter) -> gym.Env[Any, Any]:
 def _record(
     env: gym.Env[Any, Any], policy: Policy, seed: int, path: Path, limits: VideoLimits
 ) -> VideoResult:
-    """Encode to a hidden temp file beside `path`, then rename: a reader never sees half a video."""
+    """The environment's own frames of one episode, through `encode_frames`."""
     if "rgb_array" not in env.metadata.get("render_modes", ()) or env.render_mode != "rgb_array":
-        raise _NoVideo(f"{env.spec.id if env.spec else 'the environment'} cannot render frames")
+        raise NoVideo(f"{env.spec.id if env.spec else 'the environment'} cannot render frames")
     _cheapen_mujoco_visuals(env)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp.mp4")
-    progress = _Progress(_KeyframeKeeper(limits.keyframes, limits.keyframe_side))
-    fps = _fps(env, limits)
-    try:
-        frames = _encode(_frames(env, policy, seed, limits, progress), tmp, fps, limits)
-        _check_size(tmp, limits.max_bytes)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return VideoResult(path, frames, None, progress.truncated, progress.keeper.pick(fps))
+    return encode_frames(_frames(env, policy, seed, limits), path, _fps(env, limits), limits)
 
 
 def _cheapen_mujoco_visuals(env: gym.Env[Any, Any]) -> None:
-    """Smaller shadow map, no multisampling: software GL (Mesa llvmpipe, the usual case without a
-    GPU) then draws a MuJoCo frame about five times faster, and after H.264 the difference is
-    hard to see. Only this throwaway render copy of the environment is changed, never physics."""
+    """See `cheapen_mujoco_model`; only this throwaway render copy of the environment is changed,
+    never physics."""
     model = getattr(env.unwrapped, "model", None)
+    if model is not None and type(model).__module__.startswith("mujoco"):
+        cheapen_mujoco_model(model)
+
+
+def cheapen_mujoco_model(model: Any) -> None:
+    """Smaller shadow map, no multisampling, in a MuJoCo model's visual settings (they change
+    no physics): software GL (Mesa llvmpipe, the usual case without a GPU) then draws a frame
+    about five times faster, and after H.264 the difference is hard to see."""
     quality = getattr(getattr(model, "vis", None), "quality", None)
-    if quality is None or not type(model).__module__.startswith("mujoco"):
+    if quality is None:
         return
     quality.shadowsize = min(int(quality.shadowsize), MUJOCO_SHADOW_SIZE)
     if quality.offsamples:
@@ -258,24 +248,18 @@ def _cheapen_mujoco_visuals(env: gym.Env[Any, Any]) -> None:
 
 
 def _frames(
-    env: gym.Env[Any, Any],
-    policy: Policy,
-    seed: int,
-    limits: VideoLimits,
-    progress: _Progress,
-) -> Iterator[np.ndarray]:
-    """The frame after the reset and after each step, until the episode or a cap ends."""
+    env: gym.Env[Any, Any], policy: Policy, seed: int, limits: VideoLimits
+) -> Generator[np.ndarray, None, bool]:
+    """The frame after the reset and after each step, until the episode ends or
+    `limits.max_frames` are drawn; returns whether that cap cut the episode short."""
     obs, _ = env.reset(seed=seed)
-    yield _render(env, limits.max_side, progress)
+    yield _render(env)
     for _ in range(limits.max_frames - 1):
-        if time.monotonic() - progress.started > limits.max_seconds:
-            progress.truncated = True
-            return
         obs, _, terminated, truncated, _ = env.step(_act(policy, obs))
-        yield _render(env, limits.max_side, progress)
+        yield _render(env)
         if terminated or truncated:
-            return
-    progress.truncated = True
+            return False
+    return True
 
 
 def _act(policy: Policy, obs: Any) -> Any:
@@ -283,56 +267,104 @@ def _act(policy: Policy, obs: Any) -> Any:
     try:
         return np.asarray(policy(np.asarray(obs)[None]))[0]
     except Exception as exc:
-        raise _NoVideo(f"the policy failed: {_one_line(exc)}") from exc
+        raise NoVideo(f"the policy failed: {one_line(exc)}") from exc
 
 
-def _render(env: gym.Env[Any, Any], max_side: int, progress: _Progress) -> np.ndarray:
-    """The current frame, ready for the encoder (and offered, full size, to the keyframe
-    keeper); a renderer failure becomes a reason."""
+def _render(env: gym.Env[Any, Any]) -> Any:
+    """The current frame; a renderer failure becomes a reason."""
     try:
         frame = env.render()
     except Exception as exc:
-        raise _NoVideo(_render_failure(env, exc)) from exc
-    fitted = _fit(frame, max_side)
-    progress.keeper.offer(progress.rendered, np.asarray(frame))
-    progress.rendered += 1
-    return fitted
+        raise NoVideo(_render_failure(env, exc)) from exc
+    return frame
 
 
 def _fit(frame: Any, max_side: int) -> np.ndarray:
     """An RGB uint8 frame no larger than `max_side`, with even sides (what yuv420p needs)."""
     arr = np.asarray(frame)
     if arr.dtype != np.uint8 or arr.ndim != 3 or arr.shape[2] not in (3, 4):
-        raise _NoVideo(f"render() returned {arr.dtype} {arr.shape}, not an RGB image")
+        raise NoVideo(f"render() returned {arr.dtype} {arr.shape}, not an RGB image")
     step = -(-max(arr.shape[:2]) // max_side)  # ceil: the smallest stride that fits
     arr = arr[::step, ::step, :3]
     height, width = arr.shape[0] // 2 * 2, arr.shape[1] // 2 * 2
     if height == 0 or width == 0:
-        raise _NoVideo(f"render() returned a {arr.shape[0]}x{arr.shape[1]} frame, too small")
+        raise NoVideo(f"render() returned a {arr.shape[0]}x{arr.shape[1]} frame, too small")
     return np.ascontiguousarray(arr[:height, :width])
 
 
 def _fps(env: gym.Env[Any, Any], limits: VideoLimits) -> int:
     """The environment's own frame rate (real-time playback), within `FPS_RANGE`."""
-    raw = env.metadata.get("render_fps")
+    return playback_fps(env.metadata.get("render_fps"), limits)
+
+
+def playback_fps(raw: Any, limits: VideoLimits) -> int:
+    """A frame rate of `raw` frames per second, within `FPS_RANGE`; `limits.fps` when `raw`
+    is not a positive number."""
     if not isinstance(raw, int | float) or isinstance(raw, bool) or not raw > 0:
         return limits.fps
     return round(min(max(float(raw), FPS_RANGE[0]), FPS_RANGE[1]))
 
 
-def _encode(frames: Iterator[np.ndarray], tmp: Path, fps: int, limits: VideoLimits) -> int:
-    """Stream `frames` to ffmpeg (H.264, yuv420p); the number of frames written."""
-    writer = _open_writer(tmp, fps)
-    count = 0
+def encode_frames(
+    frames: Iterable[np.ndarray], path: Path, fps: int, limits: VideoLimits = VideoLimits()
+) -> VideoResult:
+    """Encode `frames` (RGB(A) uint8 images, any size) to an MP4 at `path`, with the stills for
+    the video judge; never raises. Every video program records through here.
+
+    Each frame is checked and strided below `limits.max_side` with even sides, offered full size
+    to the keyframe keeper and streamed to ffmpeg through a hidden temp file beside `path`,
+    renamed at the end (a reader never sees half a video). At most `limits.max_frames` frames are
+    drawn and no new one after `limits.max_seconds`; the file must stay under `limits.max_bytes`.
+    A source that is a generator may return True to say it stopped at a cap of its own. A
+    `NoVideo` raised by the source is the result's reason; any other failure is reported too."""
+    path, source = Path(path), iter(frames)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp.mp4")
+    keeper = _KeyframeKeeper(limits.keyframes, limits.keyframe_side)
     try:
-        for frame in frames:
-            writer.append_data(frame)
+        try:
+            count, truncated = _encode(source, tmp, fps, limits, keeper)
+            _check_size(tmp, limits.max_bytes)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+            with contextlib.suppress(Exception):
+                getattr(source, "close", lambda: None)()  # a generator stopped at a cap
+    except NoVideo as exc:
+        return no_video(str(exc))
+    except Exception as exc:
+        return no_video(f"recording failed: {one_line(exc)}")
+    return VideoResult(path, count, None, truncated, keeper.pick(fps))
+
+
+def _encode(
+    frames: Iterator[np.ndarray],
+    tmp: Path,
+    fps: int,
+    limits: VideoLimits,
+    keeper: _KeyframeKeeper,
+) -> tuple[int, bool]:
+    """Stream `frames` to ffmpeg (H.264, yuv420p): the number of frames written, and whether a
+    cap (the source's own, frames or time) ended them early."""
+    writer = _open_writer(tmp, fps)
+    count, started = 0, time.monotonic()
+    try:
+        while True:
+            if count and time.monotonic() - started > limits.max_seconds:
+                return count, True
+            try:
+                frame = next(frames)
+            except StopIteration as end:
+                return count, bool(end.value)
+            if count >= limits.max_frames:  # a source with no cap of its own
+                return count, True
+            fitted = _fit(frame, limits.max_side)
+            keeper.offer(count, np.asarray(frame))
+            writer.append_data(fitted)
             count += 1
             if count % _SIZE_CHECK_EVERY == 0:
                 _check_size(tmp, limits.max_bytes)
     finally:
         writer.close()
-    return count
 
 
 def _open_writer(tmp: Path, fps: int) -> Any:
@@ -341,7 +373,7 @@ def _open_writer(tmp: Path, fps: int) -> Any:
         import imageio.v2 as iio
         import imageio_ffmpeg  # noqa: F401 - imported only to say clearly when it is missing
     except ImportError as exc:
-        raise _NoVideo(f"cannot encode video: {exc.name} is not installed") from exc
+        raise NoVideo(f"cannot encode video: {exc.name} is not installed") from exc
     return iio.get_writer(
         tmp,
         format="FFMPEG",
@@ -364,24 +396,22 @@ def _check_size(tmp: Path, max_bytes: int) -> None:
     """Stop as soon as the file is over the cap (checked while encoding and at the end)."""
     size = tmp.stat().st_size if tmp.exists() else 0
     if size > max_bytes:
-        raise _NoVideo(
-            f"video larger than the cap ({size / MIB:.1f} MiB > {max_bytes / MIB:g} MiB)"
-        )
+        raise NoVideo(f"video larger than the cap ({size / MIB:.1f} MiB > {max_bytes / MIB:g} MiB)")
 
 
 def _render_failure(env: gym.Env[Any, Any], exc: Exception) -> str:
     """A reason a user can act on: MuJoCo failures are almost always a missing GL library."""
     if "mujoco" in type(env.unwrapped).__module__:
-        return f"{NO_OPENGL} ({_one_line(exc)})"
-    return f"the environment cannot render: {_one_line(exc)}"
+        return f"{NO_OPENGL} ({one_line(exc)})"
+    return f"the environment cannot render: {one_line(exc)}"
 
 
-def _no_video(reason: str) -> VideoResult:
+def no_video(reason: str) -> VideoResult:
     """A result with no file, for a reason shortened to one line."""
     return VideoResult(None, 0, reason.replace("\n", " ")[:_REASON_CHARS], False)
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     """The exception's type and first line: enough to search for, short enough for a table."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

@@ -59,12 +59,14 @@ def test_a_task_that_cannot_render_gets_a_reason_and_no_file(tmp_path: Path) -> 
     assert not dest.exists() and not (tmp_path / "video").exists()
 
 
-def test_the_jax_backend_says_it_records_no_video(tmp_path: Path) -> None:
+def test_a_backend_without_a_video_program_says_so(tmp_path: Path) -> None:
+    """sb3 and jax have one each (the JAX one: tests/jobs/test_video_jax.py)."""
     adapter = load_task("cartpole")
     job = make_job(adapter, steps=1024, seed=0)
-    job.backend = "jax"
+    job.backend = "torch"
     outcome = record_video(adapter, job, tmp_path, tmp_path / "v.mp4", ProcessSandbox())
-    assert outcome.path is None and outcome.reason is not None and "sb3" in outcome.reason
+    assert outcome.path is None and outcome.reason is not None and "'torch'" in outcome.reason
+    assert not (tmp_path / "video").exists()
 
 
 @pytest.mark.slow
