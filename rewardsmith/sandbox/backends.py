@@ -152,7 +152,8 @@ def process_status() -> BackendStatus:
         + "".join(f"; lists only {p} (a .pth entry)" for p in listable_paths()),
         "other candidates": "hidden: only its own job directory exists for it"
         if sandbox.plan.hides_host
-        else "VISIBLE: not root and no user namespaces, so nothing can hide them",
+        else "VISIBLE: not root and no user namespaces, so nothing can hide them (names and "
+        "sizes readable; writes, mode, owner and attribute changes and inotify denied)",
         "environment": "allow-list only (no API keys)",
     }
     return BackendStatus("process", sandbox.confined, sandbox.isolation(), layers)

@@ -13,11 +13,13 @@ As a launcher, it is how the process backend starts every worker, and it fails c
 it cannot apply ends it with status 126 and a one-line message, and CMD never runs.
 
     python -m rewardsmith.sandbox.confine [--read P]... [--list D]... [--write P]...
-        [--hide D]... [--uid N --gid N] [--require-landlock] [--no-shared-memory] -- CMD ARGS...
+        [--hide D]... [--uid N --gid N] [--require-landlock] [--no-shared-memory]
+        [--no-attribute-changes] -- CMD ARGS...
 
 `--list` grants only the names in a directory (Landlock's READ_DIR), for a `.pth` entry Python
 must list to import the package from it; `--no-shared-memory` denies memfd and SysV shared
-memory where no memory cgroup counts them.
+memory where no memory cgroup counts them; `--no-attribute-changes` denies chmod, chown, extended
+attributes and inotify watches where other candidates' folders cannot be hidden.
 
 `--hide` (root, or root of a user namespace) covers directories with empty tmpfs in a private
 mount namespace, putting back the read and write paths inside them (`mounts.py`), and any
@@ -61,12 +63,13 @@ def confine_self(
     listable: Sequence[Path] = (),
     require_landlock: bool = False,
     shared_memory: bool = True,
+    attributes: bool = True,
 ) -> list[str]:
     """no_new_privs, Landlock (if the kernel has it, or required) and seccomp; names in force."""
     in_force = []
     if require_landlock or landlock_abi() > 0:
         in_force.append(f"landlock v{restrict_filesystem(readable, writable, listable)}")
-    install_seccomp(shared_memory=shared_memory)
+    install_seccomp(shared_memory=shared_memory, attributes=attributes)
     in_force.append("seccomp")
     return in_force
 
@@ -137,6 +140,7 @@ def _arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--gid", type=int)
     parser.add_argument("--require-landlock", action="store_true")
     parser.add_argument("--no-shared-memory", action="store_true")
+    parser.add_argument("--no-attribute-changes", action="store_true")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.command[:1] == ["--"]:
@@ -164,6 +168,7 @@ def launch(args: argparse.Namespace) -> None:
         listable=args.list,
         require_landlock=args.require_landlock,
         shared_memory=not args.no_shared_memory,
+        attributes=not args.no_attribute_changes,
     )
 
 

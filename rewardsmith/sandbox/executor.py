@@ -273,7 +273,9 @@ class ProcessSandbox:
         if not self.plan.hides_host:
             warnings.append(
                 "host directories cannot be hidden here (not root, no user namespaces): other "
-                "candidates' folders are visible to this one, which runs as the same user"
+                "candidates' folders are visible to this one, which runs as the same user (it "
+                "cannot write them, nor change their modes or attributes, but can read their "
+                "names and sizes)"
             )
         command = self.plan.command(python, writable, readable, shared_memory=shared_memory)
         return command, warnings

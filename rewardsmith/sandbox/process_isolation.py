@@ -219,6 +219,8 @@ class Isolation:
             return self._bubblewrap(writable, readable, self._launcher(grants, flags, python))
         if self.hides_host:
             grants["--hide"] = hidden_dirs()
+        else:  # rivals in sight, same uid: what Landlock does not govern is denied by seccomp
+            flags.append("--no-attribute-changes")
         # Landlock is then the filesystem boundary: no run without it.
         inner = self._launcher(grants, [*flags, "--require-landlock"], python)
         return [*unshare_prefix(self.unshare, self.root), *inner] if self.unshare else inner

@@ -20,6 +20,11 @@ OSError the worker reports. What is denied, and why:
   the write speed the disk monitor counts on; glibc's `posix_fallocate` reports EPERM rather than
   falling back to writes); where no memory cgroup counts them (`shared_memory=False`), also
   `memfd_create`, `memfd_secret` and SysV `shmget`, whose pages `RLIMIT_AS` does not see;
+- where the other candidates' folders cannot be hidden (`attributes=False`: not root, no user
+  namespaces, no bubblewrap, so every candidate runs as this same user and sees the others):
+  changing a file's mode, owner or extended attributes, which Landlock up to ABI 7 does not
+  govern (a reward that chmods a rival's folder to 000 crashes it and wins), and inotify
+  watches, which would report a rival's every file event;
 - any other architecture's calling convention (x32, 32-bit) kills the process.
 """
 
@@ -100,6 +105,27 @@ DENIED = (
 )
 # Memory that no rlimit counts: denied unless a memory cgroup bounds the whole program.
 SHARED_MEMORY = ("memfd_create", "memfd_secret", "shmget")
+# What Landlock does not govern, denied where a rival's folders are in sight (the architectures
+# that lack the older calls, such as aarch64's chmod and chown, simply do not have them).
+ATTRIBUTE_CHANGES = (
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "fchmodat2",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "setxattrat",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "removexattrat",
+    "inotify_add_watch",
+)
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (CLONE_NEWTIME's bit is the
 # exit signal in clone's flags: that namespace needs unshare or clone3, both denied).
 CLONE_NEW_MASK = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
@@ -138,7 +164,9 @@ def _unix_socket_only(call: int, family_err: int) -> bytes:
     return _insn(JEQ_K, call, jf=len(body)) + b"".join(body)
 
 
-def build_filter(machine: str | None = None, *, shared_memory: bool = True) -> bytes:
+def build_filter(
+    machine: str | None = None, *, shared_memory: bool = True, attributes: bool = True
+) -> bytes:
     """The filter program for this machine's architecture, as packed `struct sock_filter`s."""
     machine = machine or arch()
     if machine not in AUDIT_ARCH:
@@ -152,7 +180,9 @@ def build_filter(machine: str | None = None, *, shared_memory: bool = True) -> b
     ]
     if machine == "x86_64":
         prog += [_insn(JGE_K, X32_SYSCALL_BIT, jf=1), _insn(RET_K, RET_KILL_PROCESS)]
-    for name in DENIED if shared_memory else (*DENIED, *SHARED_MEMORY):
+    denied = [*DENIED, *([] if shared_memory else SHARED_MEMORY)]
+    denied += [] if attributes else [name for name in ATTRIBUTE_CHANGES if name in numbers]
+    for name in denied:
         prog += [_insn(JEQ_K, numbers[name], jf=1), _deny(errno.EPERM)]
     prog += [_insn(JEQ_K, numbers["clone3"], jf=1), _deny(errno.ENOSYS)]
     prog += [
@@ -172,9 +202,9 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install_seccomp(*, shared_memory: bool = True) -> None:
+def install_seccomp(*, shared_memory: bool = True, attributes: bool = True) -> None:
     """Install the filter on every thread of the process (TSYNC), after setting no_new_privs."""
-    program = build_filter(shared_memory=shared_memory)
+    program = build_filter(shared_memory=shared_memory, attributes=attributes)
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     set_no_new_privs()

@@ -55,6 +55,20 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "fallocate": 285,
         "memfd_create": 319,
         "shmget": 29,
+        "chmod": 90,
+        "fchmod": 91,
+        "chown": 92,
+        "fchown": 93,
+        "lchown": 94,
+        "fchownat": 260,
+        "fchmodat": 268,
+        "setxattr": 188,
+        "lsetxattr": 189,
+        "fsetxattr": 190,
+        "removexattr": 197,
+        "lremovexattr": 198,
+        "fremovexattr": 199,
+        "inotify_add_watch": 254,
     },
     "aarch64": {
         "ptrace": 117,
@@ -93,6 +107,17 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "fallocate": 47,
         "memfd_create": 279,
         "shmget": 194,
+        "fchmod": 52,
+        "fchmodat": 53,
+        "fchownat": 54,
+        "fchown": 55,
+        "setxattr": 5,
+        "lsetxattr": 6,
+        "fsetxattr": 7,
+        "removexattr": 14,
+        "lremovexattr": 15,
+        "fremovexattr": 16,
+        "inotify_add_watch": 27,
     },
 }
 # Numbered alike on every architecture (added after the tables were unified).
@@ -113,6 +138,9 @@ COMMON_SYSCALLS = {
     "landlock_add_rule": 445,
     "landlock_restrict_self": 446,
     "memfd_secret": 447,
+    "fchmodat2": 452,
+    "setxattrat": 463,
+    "removexattrat": 466,
 }
 
 PR_SET_NO_NEW_PRIVS = 38

@@ -141,3 +141,43 @@ def test_a_candidate_cannot_touch_a_concurrent_rival(
     error = attacker[0].error
     assert error is not None and "attack report:" in str(error), error
     assert "attack report: ;" in str(error), str(error)
+
+
+@pytest.mark.slow
+def test_where_rivals_cannot_be_hidden_they_are_seen_but_not_changed(
+    line: TaskAdapter, store_in_checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not root, no user namespaces, no bubblewrap: every candidate runs as the same user and
+    sees the others' folders. Landlock (to ABI 7) does not govern chmod or setxattr, so a reward
+    could chmod a rival's folders to 000 and crash it; seccomp denies those calls there. Played
+    here by turning the hiding and the uid change off (this machine could do both)."""
+    from rewardsmith.sandbox.executor import ProcessSandbox
+    from rewardsmith.sandbox.process_isolation import Isolation
+
+    sandbox = ProcessSandbox(use_bwrap=False, drop_root=False)  # one user for every candidate
+    if not sandbox.confined:
+        pytest.skip("no Landlock here: without bubblewrap the process backend refuses")
+    monkeypatch.setattr(Isolation, "hides_host", property(lambda self: False))
+    round_dir = store_in_checkout / "run" / "round_0"
+    victim_dir, attacker_dir = round_dir / "cand_0", round_dir / "cand_1"
+    alone = train(line, sandbox, None, store_in_checkout / "alone" / "cand_0", steps=2048)
+    assert alone.ok, alone.error
+
+    attacker: list[TrainOutcome] = []
+    source = ATTACK.format(rival=str(victim_dir), seconds=ATTACK_S)
+    thread = threading.Thread(
+        target=lambda: attacker.append(train(line, sandbox, source, attacker_dir, 10**7))
+    )
+    thread.start()
+    try:
+        victim = train(line, sandbox, None, victim_dir, steps=2048)
+    finally:
+        thread.join(timeout=LIMITS.wall_s + 30)
+
+    assert victim.ok, victim.error
+    assert victim.fitness == alone.fitness
+    assert not list(victim_dir.rglob("*.gone"))
+    error = str(attacker[0].error)
+    reached = {w.strip() for w in error.split("attack report:")[1].split(";")[0].split(",")}
+    assert "stat" in reached, error  # in sight: the hiding really was off
+    assert not {"chmod", "setxattr", "rename", "unlink", "inotify"} & reached, error
