@@ -451,3 +451,52 @@ def test_doctor_says_which_mechanisms_are_in_force() -> None:
     live = process["live"]
     assert live["ok"] and live["host_dirs_listable"] == [] and not live["tcp_socket"]
     assert not live["var_tmp_writable"]
+
+
+def test_the_launcher_denies_attribute_changes_on_request(tmp_path: Path) -> None:
+    """`--no-attribute-changes` (the process backend's flag where rivals cannot be hidden): the
+    mode, owner and extended attributes of a file stay as they are, and no inotify watch is set;
+    without it a program may chmod its own files, as ordinary programs do."""
+    from rewardsmith.sandbox.process_isolation import interpreter_paths
+
+    code = """\
+import ctypes, errno, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def tried(action):
+    try:
+        action()
+        return 'DONE'
+    except OSError as exc:
+        return errno.errorcode[exc.errno]
+path = sys.argv[1]
+open(path, 'w').close()
+seen = {
+    'chmod': tried(lambda: os.chmod(path, 0)),
+    'chown': tried(lambda: os.chown(path, os.getuid(), os.getgid())),
+    'setxattr': tried(lambda: os.setxattr(path, 'user.x', b'1')),
+}
+fd = libc.inotify_init()
+watch = libc.inotify_add_watch(fd, path.encode(), 0xFFF)
+seen['inotify'] = 'DONE' if watch >= 0 else errno.errorcode[ctypes.get_errno()]
+print(json.dumps(seen))
+"""
+    read = [*interpreter_paths(), Path("/usr"), Path("/etc/ld.so.cache")]
+    grants = [*(a for p in read for a in ("--read", str(p))), "--write", str(tmp_path)]
+    seen = {}
+    for flags in ([], ["--no-attribute-changes"]):
+        command = [sys.executable, "-m", "rewardsmith.sandbox.confine", *grants, *flags, "--"]
+        done = subprocess.run(
+            [*command, sys.executable, "-c", code, str(tmp_path / f"file{len(flags)}")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        seen[bool(flags)] = json.loads(done.stdout)
+    assert seen[True] == {
+        "chmod": "EPERM",
+        "chown": "EPERM",
+        "setxattr": "EPERM",
+        "inotify": "EPERM",
+    }
+    assert seen[False]["chmod"] == "DONE"
