@@ -27,6 +27,7 @@ import pytest
 import rewardsmith
 from rewardsmith.sandbox.executor import ProcessSandbox
 from rewardsmith.sandbox.types import Limits
+from tests.sandbox.launcher_probe import without_and_with
 
 LIMITS = Limits(wall_s=60, memory_mb=1024, processes=64)
 ROOT = os.geteuid() == 0
@@ -457,17 +458,7 @@ def test_the_launcher_denies_attribute_changes_on_request(tmp_path: Path) -> Non
     """`--no-attribute-changes` (the process backend's flag where rivals cannot be hidden): the
     mode, owner and extended attributes of a file stay as they are, and no inotify watch is set;
     without it a program may chmod its own files, as ordinary programs do."""
-    from rewardsmith.sandbox.process_isolation import interpreter_paths
-
     code = """\
-import ctypes, errno, json, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-def tried(action):
-    try:
-        action()
-        return 'DONE'
-    except OSError as exc:
-        return errno.errorcode[exc.errno]
 path = sys.argv[1]
 open(path, 'w').close()
 seen = {
@@ -480,23 +471,7 @@ watch = libc.inotify_add_watch(fd, path.encode(), 0xFFF)
 seen['inotify'] = 'DONE' if watch >= 0 else errno.errorcode[ctypes.get_errno()]
 print(json.dumps(seen))
 """
-    read = [*interpreter_paths(), Path("/usr"), Path("/etc/ld.so.cache")]
-    grants = [*(a for p in read for a in ("--read", str(p))), "--write", str(tmp_path)]
-    seen = {}
-    for flags in ([], ["--no-attribute-changes"]):
-        command = [sys.executable, "-m", "rewardsmith.sandbox.confine", *grants, *flags, "--"]
-        done = subprocess.run(
-            [*command, sys.executable, "-c", code, str(tmp_path / f"file{len(flags)}")],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        seen[bool(flags)] = json.loads(done.stdout)
-    assert seen[True] == {
-        "chmod": "EPERM",
-        "chown": "EPERM",
-        "setxattr": "EPERM",
-        "inotify": "EPERM",
-    }
+    seen = without_and_with("--no-attribute-changes", code, tmp_path)
+    denied = {"chmod": "EPERM", "chown": "EPERM", "setxattr": "EPERM", "inotify": "EPERM"}
+    assert seen[True] == denied
     assert seen[False]["chmod"] == "DONE"

@@ -8,9 +8,6 @@ those calls (and `fallocate`, which reserves disk or shared memory at once, alwa
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,8 +18,8 @@ from rewardsmith.jobs.training import TrainOutcome, make_job, train_reward
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.sandbox.cgroup import RunCgroup
 from rewardsmith.sandbox.executor import ProcessSandbox
-from rewardsmith.sandbox.process_isolation import interpreter_paths
 from rewardsmith.sandbox.types import Limits
+from tests.sandbox.launcher_probe import without_and_with
 
 LIMITS = Limits(wall_s=90, memory_mb=2048, processes=64, output_bytes=64_000)
 # 6 GB of memfd pages (8 files of 768 MB, in 64 MB pieces) at the first reward call: 3x the
@@ -94,14 +91,6 @@ def test_without_a_memory_cgroup_shared_memory_is_denied(line: TaskAdapter, tmp_
 
 def test_the_launcher_denies_fallocate_always_and_shared_memory_on_request(tmp_path: Path) -> None:
     code = """\
-import ctypes, errno, json, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-def tried(action):
-    try:
-        action()
-        return 'DONE'
-    except OSError as exc:
-        return errno.errorcode[exc.errno]
 seen = {'memfd': tried(lambda: os.memfd_create('m'))}
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
 seen['fallocate'] = tried(lambda: os.posix_fallocate(fd, 0, 1 << 30))
@@ -109,18 +98,6 @@ ok = libc.shmget(0, 1 << 20, 0o1600)  # IPC_PRIVATE, IPC_CREAT
 seen['shmget'] = 'DONE' if ok >= 0 else errno.errorcode[ctypes.get_errno()]
 print(json.dumps(seen))
 """
-    read = [*interpreter_paths(), Path("/usr"), Path("/etc/ld.so.cache")]
-    grants = [*(a for p in read for a in ("--read", str(p))), "--write", str(tmp_path)]
-    seen = {}
-    for flags in ([], ["--no-shared-memory"]):
-        command = [sys.executable, "-m", "rewardsmith.sandbox.confine", *grants, *flags, "--"]
-        done = subprocess.run(
-            [*command, sys.executable, "-c", code, str(tmp_path / f"scratch{len(flags)}")],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        seen[bool(flags)] = json.loads(done.stdout)
+    seen = without_and_with("--no-shared-memory", code, tmp_path)
     assert seen[False] == {"memfd": "DONE", "fallocate": "EPERM", "shmget": "DONE"}
     assert seen[True] == {"memfd": "EPERM", "fallocate": "EPERM", "shmget": "EPERM"}
