@@ -452,6 +452,23 @@ def test_doctor_says_which_mechanisms_are_in_force() -> None:
     live = process["live"]
     assert live["ok"] and live["host_dirs_listable"] == [] and not live["tcp_socket"]
     assert not live["var_tmp_writable"]
+    # What a program may read, how memory is bounded, and whether it sees its rivals.
+    layers = process["layers"]
+    assert str(Path(rewardsmith.__file__).parent) in layers["reads"]
+    assert layers["memory"].startswith(("a memory cgroup per run", "RLIMIT_AS; no memory cgroup"))
+    hidden = ProcessSandbox().plan.hides_host  # root, a user namespace or bubblewrap
+    assert layers["other candidates"].startswith("hidden" if hidden else "VISIBLE")
+
+
+def test_doctor_says_where_rivals_are_visible_and_what_is_denied_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rewardsmith.sandbox.backends import process_status
+    from rewardsmith.sandbox.process_isolation import Isolation
+
+    monkeypatch.setattr(Isolation, "hides_host", property(lambda self: False))
+    rivals = process_status().layers["other candidates"]
+    assert rivals.startswith("VISIBLE") and "attribute changes" in rivals, rivals
 
 
 def test_the_launcher_denies_attribute_changes_on_request(tmp_path: Path) -> None:
