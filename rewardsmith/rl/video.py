@@ -4,8 +4,9 @@ This runs inside the sandboxed evaluator, so it imports nothing of RewardSmith b
 adapters. A video is a nice-to-have next to the evaluation's numbers: `record_episode` never
 raises, it returns a `VideoResult` whose `reason` says, in one line a user can act on, why there
 is no video. Every video program (this SB3 recorder, and the JAX backend's, which draws frames
-from the JAX environment's own states) encodes through `encode_frames`. Every frame streams to an ffmpeg process (imageio-ffmpeg), so memory stays flat;
-frames, bytes and wall-clock time are capped (`VideoLimits`). The orchestrator treats the file as
+from the JAX environment's own states) encodes through `encode_frames`. Every frame streams to
+an ffmpeg process (imageio-ffmpeg), so memory stays flat; frames, bytes and wall-clock time are
+capped (`VideoLimits`). The orchestrator treats the file as
 hostile input and checks it with `rewardsmith.sandbox.video_file` before keeping it.
 
 While it records, it also keeps a few evenly spaced stills (`Keyframes`, small by integer
