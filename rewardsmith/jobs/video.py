@@ -29,16 +29,15 @@ from rewardsmith.sandbox.types import Limits, Sandbox
 from rewardsmith.sandbox.video_file import keep_video
 from rewardsmith.sandbox.worker_files import WorkerFileError, read_npz, read_record
 
-PROGRAMS = {
-    "sb3": "rewardsmith.programs.record_video",
-    "jax": "rewardsmith.programs.record_video_jax",  # films the JAX environment's own episode
+PROGRAMS: dict[str, tuple[str, float]] = {
+    # the build, the rollout and at most VideoLimits.max_seconds of rendering
+    "sb3": ("rewardsmith.programs.record_video", 180.0),
+    # compiles its episode first: ~45 s for HalfCheetah on MJX and ~150 s for Humanoid (2 GB)
+    # on two busy cores, before the same rendering; films the JAX environment's own episode
+    "jax": ("rewardsmith.programs.record_video_jax", 420.0),
 }
-"""The video program of each backend; both read the trained policy from `job/` as its
-evaluator does and leave the same files."""
-VIDEO_WALL_S = 180.0  # the build, the rollout and at most VideoLimits.max_seconds of rendering
-# The JAX program compiles its episode first: ~45 s for HalfCheetah on MJX and ~150 s for
-# Humanoid (2 GB) on two busy cores, before the same rendering.
-JAX_VIDEO_WALL_S = 420.0
+"""The video program of each backend and its wall-clock limit in seconds; both read the trained
+policy from `job/` as its evaluator does and leave the same files."""
 KEYFRAMES_CAP = 4 * 1024 * 1024  # bytes of keyframes.npz, on disk and expanded
 VIDEO_DISK_MB = (2 * VideoLimits().max_bytes + 2 * KEYFRAMES_CAP) // (1024 * 1024)
 VIDEO_DISK_FILES = 64
@@ -136,9 +135,9 @@ def record_video(
 
     The program's folder (`candidate_dir/video/`) is scratch, removed once read; only the checked
     copies stay."""
-    program = PROGRAMS.get(job.backend)
-    if program is None:
+    if job.backend not in PROGRAMS:
         return VideoOutcome(None, f"no video program for the {job.backend!r} backend")
+    program, wall_s = PROGRAMS[job.backend]
     job_dir, work_dir = candidate_dir / layout.JOB_DIR, candidate_dir / layout.VIDEO_DIR
     kept: list[VideoOutcome] = []
 
@@ -157,7 +156,7 @@ def record_video(
             **task_input(adapter),
         },
         limits=(limits or Limits(memory_mb=VIDEO_MEMORY_MB)).within(
-            wall_s=JAX_VIDEO_WALL_S if job.backend == "jax" else VIDEO_WALL_S,
+            wall_s=wall_s,
             disk_mb=VIDEO_DISK_MB,
             disk_files=VIDEO_DISK_FILES,
         ),
