@@ -65,3 +65,27 @@ def wait_for_videos(driver: Any, timeout_s: float = 20) -> list[dict[str, Any]]:
             f"the videos did not load: {seen} {driver.page_source[:3000]}"
         ) from None
     return state
+
+
+def click_and_wait_for_next_page(driver: Any, element: Any, timeout_s: float = 20) -> None:
+    """Click `element`, a form's submit button, and wait until the page it was on is replaced.
+
+    Selenium's `staleness_of` knows only the W3C stale-element error, but chromedriver answers
+    an element of a page that is being torn down with an inspector error ("Node with given id
+    does not belong to the document"): both mean the old page is gone."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def replaced(_: Any) -> bool:
+        try:
+            element.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return True
+            raise
+        return False
+
+    element.click()
+    WebDriverWait(driver, timeout_s).until(replaced)

@@ -21,7 +21,12 @@ from rewardsmith.judging.scores import fit_scores
 from rewardsmith.judging.server import JudgingServer
 from rewardsmith.runs.judgements import RoundJudgements, feedback_for_design
 from rewardsmith.runs.store import RunStore
-from tests.judging.chromium import AVAILABLE, WHY_NOT, wait_for_videos
+from tests.judging.chromium import (
+    AVAILABLE,
+    WHY_NOT,
+    click_and_wait_for_next_page,
+    wait_for_videos,
+)
 
 pytestmark = pytest.mark.slow
 needs_chromium = pytest.mark.skipif(not AVAILABLE, reason=WHY_NOT)
@@ -76,8 +81,6 @@ def test_a_person_judges_every_pair_inrun_chromium(
     filmed_run: tuple[Path, Path], browser: Any
 ) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
 
     runs, run_dir = filmed_run
     run = RunStore(runs).open_run(run_dir)
@@ -98,14 +101,12 @@ def test_a_person_judges_every_pair_inrun_chromium(
             ]
             assert len(set(shown)) == 2
             button = browser.find_element(By.ID, f"choose-{answer}")
-            button.click()
-            WebDriverWait(browser, 10).until(expected_conditions.staleness_of(button))
+            click_and_wait_for_next_page(browser, button)
         assert browser.find_element(By.ID, "remaining").text == "0"
         assert browser.find_elements(By.ID, "no-pair")
         browser.find_element(By.ID, "feedback").send_keys("Keep the cart near the centre. <b>")
         done = browser.find_element(By.ID, "finish")
-        done.click()
-        WebDriverWait(browser, 10).until(expected_conditions.staleness_of(done))
+        click_and_wait_for_next_page(browser, done)
         assert browser.find_element(By.ID, "done")
         assert session.done.is_set()
     stored = RoundJudgements(run_dir, 0)

@@ -23,7 +23,12 @@ from rewardsmith.judging.scores import fit_scores, ranked
 from rewardsmith.runs.judgements import RoundJudgements
 from rewardsmith.runs.views import open_view
 from tests.eureka_loop.rewards import GOOD_ALIVE, GOOD_UPRIGHT
-from tests.judging.chromium import AVAILABLE, WHY_NOT, wait_for_videos
+from tests.judging.chromium import (
+    AVAILABLE,
+    WHY_NOT,
+    click_and_wait_for_next_page,
+    wait_for_videos,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not AVAILABLE, reason=WHY_NOT)]
 
@@ -68,8 +73,6 @@ def _next_page(process: subprocess.Popen[str], seen: list[str]) -> str:
 def _judge_round(driver: Any, url: str, feedback: str) -> None:
     """Play a person: watch each pair load, prefer the less fit policy, write feedback, done."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
 
     driver.get(url)
     while not driver.find_elements(By.ID, "no-pair"):
@@ -77,12 +80,10 @@ def _judge_round(driver: Any, url: str, feedback: str) -> None:
         captions = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "figcaption")]
         left, right = (float(re.search(r"fitness (\S+)", c)[1]) for c in captions)  # type: ignore[index]
         button = driver.find_element(By.ID, "choose-left" if left <= right else "choose-right")
-        button.click()
-        WebDriverWait(driver, 10).until(expected_conditions.staleness_of(button))
+        click_and_wait_for_next_page(driver, button)
     driver.find_element(By.ID, "feedback").send_keys(feedback)
     finish = driver.find_element(By.ID, "finish")
-    finish.click()
-    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(finish))
+    click_and_wait_for_next_page(driver, finish)
     assert driver.find_element(By.ID, "done")
 
 

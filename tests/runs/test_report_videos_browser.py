@@ -5,9 +5,7 @@ built without the proprietary codecs can still parse the container's size and du
 
 from __future__ import annotations
 
-import html
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +17,7 @@ from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.runs.report import write_report
 from rewardsmith.runs.store import RunStore
 from rewardsmith.runs.views import load_view
-from tests.browser import CHROMIUM, run_chromium
+from tests.judging.chromium import AVAILABLE, WHY_NOT, start_chrome
 
 H264 = 'video/mp4; codecs="avc1.42E01E"'
 # Appended to a copy of the page: once every video has its metadata, each is sought to 1 s (half
@@ -101,21 +99,36 @@ def filmed_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
 
 
 def probe_videos(page: Path, profile: Path) -> dict[str, Any]:
-    """What headless Chromium saw of each `<video>` of `page` (see VIDEO_PROBE)."""
+    """What headless Chromium saw of each `<video>` of `page` (see VIDEO_PROBE).
+
+    The wait is in wall-clock time through WebDriver: under `--virtual-time-budget` a loaded
+    machine (the suite's two workers at the end of CI) can run out of budget before the media
+    pipeline has decoded every video."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
     probe = page.with_name("probe.html")
     probe.write_text(page.read_text().replace("</body>", VIDEO_PROBE + "</body>"))
+    driver = start_chrome(profile)
     try:
-        dom = run_chromium(profile, "--virtual-time-budget=20000", "--dump-dom", probe.as_uri())
+        driver.get(probe.as_uri())
+        body = driver.find_element(By.TAG_NAME, "body")
+        try:
+            found = WebDriverWait(driver, 120).until(lambda _: body.get_attribute("data-videos"))
+        except TimeoutException:
+            raise AssertionError(
+                "the probe never finished: " + driver.page_source[-1000:]
+            ) from None
     finally:
+        driver.quit()
         probe.unlink()
-    found = re.search(r'data-videos="([^"]*)"', dom.stdout)
-    assert found, "the probe never finished: " + dom.stdout[-1000:]
-    seen: dict[str, Any] = json.loads(html.unescape(found.group(1)))
+    seen: dict[str, Any] = json.loads(found)
     return seen
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium: apt-get install -y chromium")
+@pytest.mark.skipif(not AVAILABLE, reason=WHY_NOT)
 def test_every_rollout_video_in_the_report_plays_in_headlessrun_chromium(
     filmed_report: tuple[Path, int], tmp_path: Path
 ) -> None:
