@@ -39,6 +39,7 @@ EXPORT_CAP = 16 * 1024 * 1024  # bytes of an export either side accepts
 VIDEO_FILE = "rollout.mp4"  # one rendered episode of a trained policy (the video program)
 VIDEO_RESULT_FILE = "video.json"  # its frame count, or why there is no video
 KEYFRAMES_FILE = "keyframes.npz"  # evenly spaced stills of that episode (`frames`, `seconds`)
+TENSORBOARD_DIR = "tensorboard"  # the SB3 learner's TensorBoard log, where tensorboard is installed
 
 
 @dataclass

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
+import shutil
 from dataclasses import asdict
 from pathlib import Path
+from typing import Annotated
 
+import typer
 from rich.table import Table
 from rich.text import Text
 
@@ -18,18 +22,36 @@ from rewardsmith.commands.common import (
 )
 from rewardsmith.commands.runs_list import load
 from rewardsmith.commands.text import plain, untrusted
+from rewardsmith.runs.layout import tensorboard_logs
 from rewardsmith.runs.loop_time import loop_time_text
 from rewardsmith.runs.versus_human import held_up_text, versus_human_text
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
 
 STATUS_STYLES = {"trained": "green", "rejected": "red", "failed": "red", "designed": "yellow"}
+TensorboardOption = Annotated[
+    bool,
+    typer.Option(
+        "--tensorboard",
+        help="Print the command that opens every training's curves in TensorBoard, and stop.",
+    ),
+]
+NO_TENSORBOARD_LOGS = (
+    "no TensorBoard logs in this run: the SB3 learner writes one per training where the "
+    "tensorboard package is installed (pip install tensorboard); the JAX learner writes none"
+)
 
 
 def show(
-    run: RunArgument, runs_dir: RunsDirOption = Path("runs"), as_json: JsonOption = False
+    run: RunArgument,
+    runs_dir: RunsDirOption = Path("runs"),
+    as_json: JsonOption = False,
+    tensorboard: TensorboardOption = False,
 ) -> None:
     """Show a run round by round: candidates' fates, the reflection fed forward, tokens, cost."""
     view = load(run, runs_dir)
+    if tensorboard:
+        print_tensorboard(view.path, as_json)
+        return
     if as_json:
         print_json(asdict(view))
         return
@@ -123,6 +145,24 @@ def print_videos(view: RunView) -> None:
     console.print("[bold]rollout videos:[/]")
     for label, path in view.videos:
         console.print(f"  {label}: {path}", highlight=False, soft_wrap=True)
+
+
+def print_tensorboard(run_dir: Path, as_json: bool) -> None:
+    """The command that opens the run's training curves: SB3's own (losses, the shaped reward's
+    episode return) and each checkpoint's fitness and reward components, one curve per training."""
+    logs = tensorboard_logs(run_dir)
+    command = f"tensorboard --logdir {shlex.quote(str(run_dir))}" if logs else None
+    if as_json:
+        note = None if logs else NO_TENSORBOARD_LOGS
+        print_json({"command": command, "logs": [str(log) for log in logs], "note": note})
+        return
+    if command is None:
+        console.print(NO_TENSORBOARD_LOGS, style="yellow", highlight=False)
+        return
+    console.print(f"{len(logs)} training log(s); open them with:", highlight=False)
+    console.print(f"  {command}", highlight=False, soft_wrap=True)
+    if shutil.which("tensorboard") is None:
+        console.print("(the tensorboard command is not installed: pip install tensorboard)")
 
 
 def print_round(round_view: RoundView) -> None:

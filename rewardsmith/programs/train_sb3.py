@@ -11,7 +11,9 @@ candidate's fitness: the separate evaluator (`rewardsmith.programs.evaluate_sb3`
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
+import re
 import sys
 import time
 from dataclasses import replace
@@ -39,6 +41,20 @@ from rewardsmith.rl.sb3.training_state import restore_training_state, save_train
 from rewardsmith.rl.sb3.vec_reward import BatchReward, ContractRewardVecEnv, make_vec_env
 
 EVAL_SEED_OFFSET = 10_000
+_TAG_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def tensorboard_dir(job_dir: Path) -> str | None:
+    """Where SB3 writes the TensorBoard log (its own losses, plus each checkpoint's fitness and
+    reward components), or None where the `tensorboard` package is not installed."""
+    if importlib.util.find_spec("tensorboard") is None:
+        return None
+    return str(job_dir / files.TENSORBOARD_DIR)
+
+
+def tensorboard_tag(name: str) -> str:
+    """A reward component's name (the candidate's words) as a plain TensorBoard tag."""
+    return "reward_terms/" + _TAG_UNSAFE.sub("_", name)[:64]
 
 
 def episode_components(reward: BatchReward, episode: Episode, step: int) -> dict[str, float]:
@@ -96,6 +112,17 @@ class ReflectionCallback(BaseCallback):
             record["components"] = {"env_reward": record["reward_return"]}
         with (self.job_dir / files.METRICS_FILE).open("a") as log:
             log.write(json.dumps(record) + "\n")
+        self.log_to_tensorboard(record)
+
+    def log_to_tensorboard(self, record: dict[str, Any]) -> None:
+        """The checkpoint beside SB3's own curves (a no-op where no TensorBoard log is kept)."""
+        for key in ("fitness", "success_rate", "episode_length"):
+            if record[key] is not None:
+                self.logger.record(f"eval/{key}", record[key])
+        self.logger.record("reward/total", record["reward_return"])
+        for name, value in record["components"].items():
+            self.logger.record(tensorboard_tag(name), value)
+        self.logger.dump(self.num_timesteps)
 
     @override
     def _on_step(self) -> bool:
@@ -148,7 +175,12 @@ def main(job_dir: Path) -> int:
             if job.normalize_obs:
                 env = VecNormalize(env, gamma=gamma, norm_reward=not deferred)
             # The learner, and the callback that records the reflection data.
-            model = build_model(replace(job, seed=learner_seed), env, **deferred)
+            model = build_model(
+                replace(job, seed=learner_seed),
+                env,
+                tensorboard_log=tensorboard_dir(job_dir),
+                **deferred,
+            )
             scaler = deferred.get("rollout_buffer_kwargs", {}).get("scaler")
             if job.start_steps:
                 restore_training_state(model, env, scaler, job_dir, job.start_steps)

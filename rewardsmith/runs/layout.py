@@ -34,6 +34,7 @@ A candidate folder (files appear as the candidate gets through the loop):
     judge.json                   the video judge's verdict (`--judge vlm`)
     worker.log, evaluator.log, tracer.log, logs/<program>.log   what each program printed
     job/, eval/, confirm/, smoke/, preference/, trace/, video/  the sandboxed programs' folders
+    job/tensorboard/PPO_1/       the SB3 learner's TensorBoard log (also under confirm/, finals/)
 
 The files *inside* a program's folder are named by `rewardsmith.job_spec`, which the programs
 themselves import (they may not import the run store). No other module spells a name listed here;
@@ -44,6 +45,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from rewardsmith.job_spec import TENSORBOARD_DIR
 
 # --- the run ---
 RUN_INFO = "run.json"
@@ -139,3 +142,10 @@ def program_log(work_dir: Path, program: str) -> Path:
     candidate's `smoke/`, ...) logs: `logs/<program>.log` beside that folder, never inside what
     the program may write, and kept when the folder is removed once its record is read."""
     return work_dir.parent / LOGS_DIR / f"{program}.log"
+
+
+def tensorboard_logs(run_dir: Path) -> list[Path]:
+    """Every training's TensorBoard log in a run (`<job folder>/tensorboard/PPO_1/`): the SB3
+    learner keeps one where the `tensorboard` package is installed; the JAX learner none."""
+    events = Path(run_dir).glob(f"**/{TENSORBOARD_DIR}/*/events.out.tfevents.*")
+    return sorted({event.parent for event in events})

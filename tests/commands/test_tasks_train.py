@@ -88,6 +88,8 @@ def test_train_cartpole_human_json(tmp_path: Path) -> None:
     assert set(data["components"]) == {"alive"}
     assert len(data["checkpoints"]) >= 5
     assert Path(data["candidate_dir"], "eval", "evaluation.json").exists()
+    # SB3's TensorBoard log of the training, in the job's own folder.
+    assert list(Path(data["candidate_dir"], "job", "tensorboard").glob("PPO_1/events.out.*"))
 
 
 @pytest.mark.parametrize(

@@ -83,6 +83,52 @@ def test_show_gives_every_candidate_its_fate_the_reflection_and_spend(run_dir: P
     assert "round 0  2 LLM calls" in out and "round 1  2 LLM calls" in out
 
 
+def scalars(log: Path) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar curve of one TensorBoard log folder, read with TensorBoard's own reader."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(log))
+    events.Reload()
+    return {
+        tag: [(e.step, e.value) for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]
+    }
+
+
+def test_show_tensorboard_prints_the_command_for_every_trainings_curves(run_dir: Path) -> None:
+    code, out = invoke("show", run_dir.name, "--runs-dir", run_dir.parent, "--tensorboard")
+    assert code == 0, out
+    assert f"tensorboard --logdir {run_dir}" in flat(out)
+    code, out = invoke(
+        "show", run_dir.name, "--runs-dir", run_dir.parent, "--tensorboard", "--json"
+    )
+    data = json.loads(out)
+    assert data["command"] == f"tensorboard --logdir {run_dir}" and data["note"] is None
+    logs = [Path(log) for log in data["logs"]]
+    # Both trained candidates, and the final evaluation's arms (best, human, sparse; one seed).
+    trained = [k for k, c in candidates(run_dir).items() if c["status"] == "trained"]
+    for key in trained:
+        folder = run_dir / f"round_{int(key[1:3]):02d}" / f"cand_{int(key[4:]):02d}" / "job"
+        assert any(log.is_relative_to(folder) for log in logs), (key, logs)
+    assert sum(log.is_relative_to(run_dir / "evaluation") for log in logs) >= 3
+    for log in logs:
+        curves = scalars(log)
+        # SB3's own curves beside each reflection checkpoint's fitness and reward terms.
+        assert "train/value_loss" in curves, sorted(curves)
+        fitness = curves["eval/fitness"]
+        assert len(fitness) >= 2 and all(v >= 8 for _, v in fitness)  # CartPole lasts >= 8 steps
+        assert "reward/total" in curves
+        assert any(tag.startswith("reward_terms/") for tag in curves)
+        steps = [step for step, _ in fitness]
+        assert steps == sorted(steps) and steps[-1] >= 1_000
+
+
+def test_show_tensorboard_says_why_a_run_has_no_logs(run_dir: Path, tmp_path: Path) -> None:
+    copy = copy_run(run_dir, tmp_path / "runs")  # without the training folders
+    code, out = invoke("show", copy.name, "--runs-dir", copy.parent, "--tensorboard")
+    assert code == 0 and "no TensorBoard logs in this run" in flat(out)
+    assert "pip install tensorboard" in flat(out) and "--logdir" not in out
+
+
 def test_inspect_shows_the_best_code_by_default(run_dir: Path) -> None:
     view = load_view(RunStore(run_dir.parent).open_run(run_dir))
     assert view.best is not None

@@ -48,7 +48,9 @@ def test_the_plan_counts_the_finals_and_a_person_s_fitness_plays_none() -> None:
         task_id="line", rounds=2, samples=3, eval_seeds=2, steps=1000, finalists=3, finalist_seeds=2
     )
     assert training_steps(config, line) == (1000, (2 * 3 + 3 * 2 + 3 * 2) * 1000)
-    assert "then up to the 3 fittest on 2 more seeds each (6 trainings" in plan_message(config, line)
+    assert "then up to the 3 fittest on 2 more seeds each (6 trainings" in plan_message(
+        config, line
+    )
     off = LoopConfig(task_id="line", steps=1000, finalists=3, finalist_seeds=0)
     assert "fittest" not in plan_message(off, line)
     by_person = LoopConfig(task_id="line", steps=1000, finalists=3, judge="human", fitness="human")
