@@ -8,6 +8,9 @@ candidates, plus the evaluation trajectories, to EVAL_DIR.
 
 from __future__ import annotations
 
+import rewardsmith.programs.no_tensorboard  # noqa: F401  (first: before SB3 is imported)
+
+# isort: split
 import dataclasses
 import sys
 from pathlib import Path
