@@ -26,7 +26,6 @@ from typing import Any
 
 from rewardsmith.atomic import write_text
 from rewardsmith.reward.errors import ErrorCategory, RewardError
-from rewardsmith.sandbox.bytecode import compile_package
 from rewardsmith.sandbox.disk_usage import DiskLimitExceeded, DiskWatch, Usage
 from rewardsmith.sandbox.types import Limits, Sandbox, SandboxRun
 from rewardsmith.sandbox.workdirs import Input, discard, fresh_dir, is_inside, remove, write_inputs
@@ -71,7 +70,6 @@ def run_job(
     """
     if log_path is not None and is_inside(log_path, workdir):
         raise ValueError(f"the log {log_path} must not be inside the writable {workdir}")
-    compile_package()
     fresh_dir(workdir)
     write_inputs(workdir, inputs)
     watch = DiskWatch(workdir, limits.disk_mb * MB, limits.disk_files)
