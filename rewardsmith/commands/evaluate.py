@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -20,6 +20,10 @@ from rewardsmith.commands.common import (
 )
 from rewardsmith.commands.text import untrusted
 from rewardsmith.runs.versus_human import versus_human_text
+
+if TYPE_CHECKING:
+    from rewardsmith.eureka_loop.evaluation import EvalKey
+    from rewardsmith.runs.candidate import CandidateKey
 
 
 def evaluate(
@@ -93,15 +97,11 @@ class _Printer:
     def round_started(self, round: int, attempt: int) -> None:
         pass
 
-    def candidate(self, round: int, idx: int, status: str, detail: str = "") -> None:
-        from rewardsmith.eureka_loop.evaluation import eval_label
-
+    def candidate(self, key: CandidateKey | EvalKey, status: str, detail: str = "") -> None:
         if status in ("trained", "failed"):
-            console.log(
-                untrusted(f"{eval_label(idx)} {status}" + (f": {detail}" if detail else ""))
-            )
+            console.log(untrusted(f"{key.label} {status}" + (f": {detail}" if detail else "")))
 
-    def progress(self, round: int, idx: int, done: int, total: int) -> None:
+    def progress(self, key: CandidateKey | EvalKey, done: int, total: int) -> None:
         pass
 
     def best(self, summary: dict[str, object]) -> None:

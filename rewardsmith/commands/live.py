@@ -11,7 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from rewardsmith.commands.text import untrusted
-from rewardsmith.eureka_loop.evaluation import eval_label
+from rewardsmith.eureka_loop.evaluation import EVAL_NAMES, EvalKey
+from rewardsmith.runs.candidate import CandidateKey
 
 _STYLES = {
     "designed": "cyan",
@@ -23,6 +24,13 @@ _STYLES = {
 }
 
 
+def _row_order(key: CandidateKey | EvalKey) -> tuple[int, int, int]:
+    """The final evaluation's rows first, by arm and seed, then the candidates in key order."""
+    if isinstance(key, EvalKey):
+        return (-1, EVAL_NAMES.index(key.arm), key.seed_index)
+    return (key.round, key.idx, 0)
+
+
 class LiveReporter:
     """Implements the loop's Reporter with a rich Live display; safe to call from worker threads."""
 
@@ -31,7 +39,7 @@ class LiveReporter:
         self.lock = threading.Lock()
         self.round = 0
         self.attempt = 0
-        self.rows: dict[tuple[int, int], dict[str, Any]] = {}
+        self.rows: dict[CandidateKey | EvalKey, dict[str, Any]] = {}
         self.best_text = "-"
         self.spend_text = "0 tokens"
         self.live = Live(
@@ -51,7 +59,7 @@ class LiveReporter:
 
     def render(self) -> Group:
         """The frame `Live` redraws from its own thread: the header, and the rows of the current
-        round and of the final evaluation (round -1)."""
+        round and of the final evaluation."""
         with self.lock:
             header = Text.assemble(
                 ("round ", "bold"),
@@ -65,12 +73,12 @@ class LiveReporter:
             table.add_column("candidate")
             table.add_column("state")
             table.add_column("detail", overflow="fold", max_width=90)
-            for (r, i), row in sorted(self.rows.items()):
-                if r != self.round and r != -1:
+            for key in sorted(self.rows, key=_row_order):
+                if isinstance(key, CandidateKey) and key.round != self.round:
                     continue
-                label = f"r{r:02d}c{i:02d}" if r >= 0 else eval_label(i)
+                row = self.rows[key]
                 table.add_row(
-                    label,
+                    key.label,
                     Text(row["status"], style=_STYLES.get(row["status"], "")),
                     untrusted(row["detail"]),  # an error message from reward code: plain text
                 )
@@ -81,21 +89,20 @@ class LiveReporter:
         with self.lock:
             self.round, self.attempt = round, attempt
 
-    def candidate(self, round: int, idx: int, status: str, detail: str = "") -> None:
+    def candidate(self, key: CandidateKey | EvalKey, status: str, detail: str = "") -> None:
         """Update the candidate's row; a final state (rejected, trained, failed) is also logged
         above the table, so it stays on screen after the round is over."""
         with self.lock:
-            self.rows[(round, idx)] = {"status": status, "detail": detail}
+            self.rows[key] = {"status": status, "detail": detail}
         if status in ("rejected", "trained", "failed"):
-            label = f"r{round:02d}c{idx:02d}" if round >= 0 else eval_label(idx)
-            self.console.log(untrusted(f"{label} {status}" + (f": {detail}" if detail else "")))
+            self.console.log(untrusted(f"{key.label} {status}" + (f": {detail}" if detail else "")))
 
-    def progress(self, round: int, idx: int, done: int, total: int) -> None:
+    def progress(self, key: CandidateKey | EvalKey, done: int, total: int) -> None:
         """Draw the row as a 20-cell bar of steps done, full once `done` reaches `total`."""
         bar_width = 20
         filled = int(bar_width * min(done, total) / max(total, 1))
         with self.lock:
-            self.rows[(round, idx)] = {
+            self.rows[key] = {
                 "status": "training",
                 "detail": f"{'█' * filled}{'░' * (bar_width - filled)} {done:,}/{total:,} steps",
             }

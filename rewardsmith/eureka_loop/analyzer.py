@@ -46,11 +46,11 @@ from rewardsmith.eureka_loop.llm import BudgetExceededError, LLMUnavailableError
 from rewardsmith.eureka_loop.replies import reply_record
 from rewardsmith.eureka_loop.selection import round_leader
 from rewardsmith.eureka_loop.state import (
+    CandidateKey,
     CandidateStatus,
     CandidateSummary,
     Context,
     LoopState,
-    candidate_key,
 )
 from rewardsmith.jobs.records import read_trajectories
 from rewardsmith.prompts import render
@@ -325,9 +325,10 @@ def _llm_summary(
             ),
         }
     ]
-    key = f"r{summary['round']:02d}-analyzer-{candidate_key(summary['round'], summary['idx'])}"
+    cand = CandidateKey.of(summary)
+    key = f"r{cand.round:02d}-analyzer-{cand.label}"
     try:
-        record = reply_record(ctx, key, messages, summary["round"], "analyzer")
+        record = reply_record(ctx, key, messages, cand.round, "analyzer")
     except (LLMUnavailableError, BudgetExceededError) as exc:
         ctx.reporter.message(f"analyzer LLM summary skipped: {exc}")
         return None  # advisory: the loop goes on with the statistics alone
@@ -386,7 +387,7 @@ def analyze_candidate(
     with_llm: bool,
 ) -> dict[str, Any]:
     """All facts about one trained candidate; writes reflection.md and analysis.json."""
-    files = ctx.run.candidate(c["round"], c["idx"])
+    files = ctx.run.candidate(CandidateKey.of(c))
     outcome = files.outcome()
     if outcome is None:
         raise FileNotFoundError(f"{files.path} has no training outcome to analyze")
@@ -438,7 +439,7 @@ def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     for c in trained:
         with_llm = ctx.config.analyzer_llm and c is round_best
         analysis = analyze_candidate(ctx, c, bank, bank_records, reference, gamma, with_llm)
-        key = candidate_key(c["round"], c["idx"])
+        key = CandidateKey.of(c).label
         if analysis["hacking"]["suspect"]:
             flags[key] = analysis["hacking"]["reasons"]
             ctx.reporter.message(
@@ -446,7 +447,7 @@ def analyze(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
             )
     # The trained policies' evaluation episodes join the bank for the next preference checks.
     for c in trained:
-        files = ctx.run.candidate(c["round"], c["idx"])
+        files = ctx.run.candidate(CandidateKey.of(c))
         bank.add_file(files.eval_dir / job_files.TRAJECTORIES_FILE, str(files.key))
     info = bank.info()
     ctx.run.write_round_file(

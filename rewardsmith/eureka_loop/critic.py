@@ -18,11 +18,11 @@ from rewardsmith.eureka_loop.hacking import FLAG, outcome_field_reason, outcome_
 from rewardsmith.eureka_loop.llm import LLMUnavailableError
 from rewardsmith.eureka_loop.replies import reply_record
 from rewardsmith.eureka_loop.state import (
+    CandidateKey,
     CandidateStatus,
     CandidateSummary,
     Context,
     LoopState,
-    candidate_key,
     mark,
 )
 from rewardsmith.prompts import render
@@ -67,12 +67,13 @@ def _review_with_llm(ctx: Context, summary: CandidateSummary, code: str) -> str 
             ),
         }
     ]
-    key = f"r{summary['round']:02d}-critic-{candidate_key(summary['round'], summary['idx'])}"
+    cand = CandidateKey.of(summary)
+    key = f"r{cand.round:02d}-critic-{cand.label}"
     try:
-        reply = str(reply_record(ctx, key, messages, summary["round"], "critic").get("reply", ""))
+        reply = str(reply_record(ctx, key, messages, cand.round, "critic").get("reply", ""))
     except LLMUnavailableError:
         return None  # the review is advisory: an unavailable model does not block a candidate
-    ctx.run.candidate(summary["round"], summary["idx"]).write(layout.CRITIC_REVIEW, reply)
+    ctx.run.candidate(cand).write(layout.CRITIC_REVIEW, reply)
     first = reply.strip().splitlines()[0].upper() if reply.strip() else ""
     if "REJECT" in first:
         reasons = " ".join(line.strip() for line in reply.strip().splitlines()[1:4])
@@ -84,12 +85,12 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
     from rewardsmith.jobs.smoke import smoke_test
 
     summary = dict(summary)  # type: ignore[assignment]
-    round_, idx = summary["round"], summary["idx"]
-    folder = ctx.run.candidate(round_, idx)
+    key = CandidateKey.of(summary)
+    folder = ctx.run.candidate(key)
     code = folder.reward_code()
     if is_env_reward(code):  # the environment's own reward: no code to check
         folder.write(layout.CRITIQUE, {"ok": True, "warnings": [], "env_reward": True})
-        ctx.reporter.candidate(round_, idx, "accepted", "the environment's own reward")
+        ctx.reporter.candidate(key, "accepted", "the environment's own reward")
         return summary
     verdict: dict[str, Any] = {"ok": True, "warnings": []}
     try:
@@ -127,7 +128,7 @@ def _critique_one(ctx: Context, summary: CandidateSummary) -> CandidateSummary:
         detail = f"{category}: {message}"
         mark(ctx, summary, CandidateStatus.REJECTED, detail, category=category, message=message)
     else:
-        ctx.reporter.candidate(round_, idx, "accepted", "; ".join(verdict["warnings"]))
+        ctx.reporter.candidate(key, "accepted", "; ".join(verdict["warnings"]))
     return summary
 
 

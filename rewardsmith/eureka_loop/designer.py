@@ -19,11 +19,11 @@ from rewardsmith.eureka_loop.llm import (
 )
 from rewardsmith.eureka_loop.replies import reply_record, save_call
 from rewardsmith.eureka_loop.state import (
+    CandidateKey,
     CandidateStatus,
     CandidateSummary,
     Context,
     LoopState,
-    candidate_key,
 )
 from rewardsmith.prompts import render
 from rewardsmith.reward.errors import ErrorCategory
@@ -94,7 +94,7 @@ def build_messages(ctx: Context, state: LoopState) -> list[Message]:
     )
     best = state.get("best")
     if best is not None:
-        user += "\n" + (ctx.run.candidate(best["round"], best["idx"]).text(layout.REFLECTION) or "")
+        user += "\n" + (ctx.run.candidate(CandidateKey.of(best)).text(layout.REFLECTION) or "")
     failures = [
         {"category": c.get("category"), "message": c.get("message"), "traceback": None}
         for c in state.get("candidates", [])
@@ -115,7 +115,7 @@ def _preference_feedback(ctx: Context, state: LoopState, limit: int = 2) -> list
     for c in state.get("candidates", []):
         if c.get("category") != ErrorCategory.PREFERENCE_REJECTED.value:
             continue
-        text = ctx.run.candidate(c["round"], c["idx"]).text(layout.PREFERENCE_FEEDBACK)
+        text = ctx.run.candidate(CandidateKey.of(c)).text(layout.PREFERENCE_FEEDBACK)
         if text is not None:
             texts.append(text)
         if len(texts) == limit:
@@ -127,17 +127,15 @@ def _hacking_suspects(ctx: Context, state: LoopState) -> list[dict[str, Any]]:
     """Trained candidates of the last attempt flagged as likely reward hacking (the best one's
     flag already travels in its reflection)."""
     best = state.get("best")
+    best_key = CandidateKey.of(best) if best else None
     suspects = []
     for c in state.get("candidates", []):
-        if c.get("status") != CandidateStatus.TRAINED or (
-            best and (best["round"], best["idx"]) == (c["round"], c["idx"])
-        ):
+        key = CandidateKey.of(c)
+        if c.get("status") != CandidateStatus.TRAINED or key == best_key:
             continue
-        hacking = ctx.run.candidate(c["round"], c["idx"]).hacking()
+        hacking = ctx.run.candidate(key).hacking()
         if hacking.get("suspect"):
-            message = f"candidate {candidate_key(c['round'], c['idx'])}: " + "; ".join(
-                hacking.get("reasons", [])
-            )
+            message = f"candidate {key.label}: " + "; ".join(hacking.get("reasons", []))
             suspects.append(
                 {"category": hacking.get("flag"), "message": message, "traceback": None}
             )
@@ -186,24 +184,25 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     k = ctx.config.samples
     # Each retry of a round gets its own candidate slots, so nothing earlier is overwritten.
     indices = list(range(attempt * k, (attempt + 1) * k))
-    keys = [f"r{round_:02d}-design-{candidate_key(round_, i)}" for i in indices]
+    keys = [f"r{round_:02d}-design-{CandidateKey(round_, i).label}" for i in indices]
     try:
         proposals = ctx.designer.propose(ctx, state, messages, keys)
     except BudgetExceededError as exc:
         ctx.reporter.message(f"budget reached: {exc}")
         return {"candidates": Overwrite([]), "stop_reason": f"budget: {exc}"}
     best = state.get("best")
-    parent = candidate_key(best["round"], best["idx"]) if best else None
+    parent = CandidateKey.of(best).label if best else None
     candidates: list[CandidateSummary] = []
     for idx, proposal in zip(indices, proposals, strict=True):
-        folder = ctx.run.candidate(round_, idx)
+        key = CandidateKey(round_, idx)
+        folder = ctx.run.candidate(key)
         folder.write(layout.PROMPT, {"messages": messages, "prompt_hash": prompt_hash(messages)})
         folder.write(layout.RESPONSE, proposal.reply)
         if proposal.call and "genome" in proposal.call:
             folder.write(layout.GENOME, embedded_record(proposal.call["genome"]))
         summary: CandidateSummary = {
-            "round": round_,
-            "idx": idx,
+            "round": key.round,
+            "idx": key.idx,
             "status": CandidateStatus.DESIGNED.value,
             "parent": parent,
             "warnings": [],
@@ -229,13 +228,13 @@ def design(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
                     }
                 )
         ctx.run.upsert_candidate(
-            round_,
-            idx,
+            key.round,
+            key.idx,
             status=summary["status"],
             category=summary.get("category"),
             message=summary.get("message"),
             parent=parent,
         )
-        ctx.reporter.candidate(round_, idx, summary["status"], summary.get("message") or "")
+        ctx.reporter.candidate(key, summary["status"], summary.get("message") or "")
         candidates.append(summary)
     return {"candidates": Overwrite(candidates), "stop_reason": None}

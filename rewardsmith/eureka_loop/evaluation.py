@@ -10,6 +10,7 @@ stand for both arms, and the report says so.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from langgraph.runtime import Runtime
 
 from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.fanout import in_parallel
-from rewardsmith.eureka_loop.state import Context, LoopState
+from rewardsmith.eureka_loop.state import CandidateKey, Context, LoopState
 from rewardsmith.eureka_loop.trainer import train_in
 from rewardsmith.eureka_loop.videos import film
 from rewardsmith.reward.syntax import parse
@@ -28,9 +29,21 @@ EVAL_SEED_BASE = 100_000
 EVAL_NAMES = ("best", "human", "sparse")
 
 
-def eval_label(idx: int) -> str:
-    """Progress rows of the final evaluation use round -1 and idx = name * 100 + seed index."""
-    return f"{EVAL_NAMES[idx // 100]} seed {idx % 100}"
+@dataclass(frozen=True)
+class EvalKey:
+    """One training of the final evaluation, as reporters hear of it: it reports like a
+    candidate, but it is none (no round, no folder in one), so a `CandidateKey` cannot name it."""
+
+    arm: str  # one of EVAL_NAMES
+    seed_index: int
+
+    @property
+    def label(self) -> str:
+        """`human seed 0`: how the live view and the log name it."""
+        return f"{self.arm} seed {self.seed_index}"
+
+    def __str__(self) -> str:
+        return self.label
 
 
 def human_normalized(best: float | None, human: float | None, sparse: float | None) -> float | None:
@@ -75,10 +88,10 @@ def _versus_human(report: dict[str, Any], same: bool) -> dict[str, Any] | None:
     return None if same else versus_human(report["best"]["per_seed"], report["human"]["per_seed"])
 
 
-def search_result(ctx: Context, round_: int, idx: int) -> list[float]:
+def search_result(ctx: Context, key: CandidateKey) -> list[float]:
     """The best's fitness on its one search seed, where the search trained it: what a run
     without the finals would have picked it on, and what the winner's curse inflates."""
-    rows = [r for r in ctx.run.candidates(round_) if r["idx"] == idx]
+    rows = [r for r in ctx.run.candidates(key.round) if r["idx"] == key.idx]
     return [rows[0]["fitness"]] if rows and rows[0].get("fitness") is not None else []
 
 
@@ -89,16 +102,16 @@ def evaluate(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     best = state.get("best")
     if not ctx.config.evaluate or best is None:
         return {}
-    return {"evaluation": evaluate_best(ctx, best["round"], best["idx"])}
+    return {"evaluation": evaluate_best(ctx, CandidateKey.of(best))}
 
 
-def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
+def evaluate_best(ctx: Context, key: CandidateKey) -> dict[str, Any]:
     """Train best/human/sparse with `config.eval_seeds` fresh seeds each; finished seeds are reused."""
     config = ctx.config
     # None trains on the environment's own reward: the human arm of a task without a human
     # reward file, and the best when that baseline stayed the best.
     sources = {
-        "best": training_source(ctx.run.candidate(round_, idx).reward_code()),
+        "best": training_source(ctx.run.candidate(key).reward_code()),
         "human": ctx.adapter.reward_source("human"),
         "sparse": ctx.adapter.reward_source("sparse"),
     }
@@ -119,18 +132,18 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
 
     def one(job: tuple[str, int]) -> tuple[str, dict[str, Any]]:
         name, seed_index = job
-        idx = EVAL_NAMES.index(name) * 100 + seed_index
-        ctx.reporter.candidate(-1, idx, "training")
+        eval_key = EvalKey(name, seed_index)
+        ctx.reporter.candidate(eval_key, "training")
         folder = ctx.run.evaluation_arm(name, seed_index)
         seed = EVAL_SEED_BASE + config.seed + seed_index
-        outcome = train_in(ctx, folder, -1, idx, sources[name], seed)
+        outcome = train_in(ctx, folder, eval_key, sources[name], seed)
         if outcome["ok"]:
-            ctx.reporter.candidate(-1, idx, "trained", f"fitness {outcome['fitness']:.4g}")
+            ctx.reporter.candidate(eval_key, "trained", f"fitness {outcome['fitness']:.4g}")
             if seed_index == 0:
                 film(ctx, folder, seed)
         else:
             ctx.reporter.candidate(
-                -1, idx, "failed", f"{outcome['error']['category']}: {outcome['error']['message']}"
+                eval_key, "failed", f"{outcome['error']['category']}: {outcome['error']['message']}"
             )
         return name, outcome
 
@@ -151,7 +164,7 @@ def evaluate_best(ctx: Context, round_: int, idx: int) -> dict[str, Any]:
     )
     report["human_normalized_score"] = score
     report["versus_human"] = _versus_human(report, same)
-    report["held_up"] = held_up(search_result(ctx, round_, idx), report["best"]["per_seed"])
+    report["held_up"] = held_up(search_result(ctx, key), report["best"]["per_seed"])
     report["best_is_human_reward"] = same
     report["best_is_env_reward"] = same and sources["best"] is None
     report["note"] = note

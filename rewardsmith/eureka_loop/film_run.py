@@ -49,7 +49,7 @@ def target_folder(
         if not target:
             raise ValueError(f"run {run.run_id} has no best candidate yet; name one (r00c01)")
     key = CandidateKey.parse(target)
-    return target, run.candidate(key.round, key.idx), search_seed(config, key.round, key.idx)
+    return target, run.candidate(key), search_seed(config, key)
 
 
 def film_target(runs_dir: Path, run_ref: str, target: str | None) -> Filmed:

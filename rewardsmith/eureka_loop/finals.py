@@ -28,11 +28,11 @@ from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.evaluation import reward_fingerprint
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.state import (
+    CandidateKey,
     CandidateStatus,
     CandidateSummary,
     Context,
     LoopState,
-    candidate_key,
 )
 from rewardsmith.eureka_loop.trainer import train_in
 from rewardsmith.runs.layout import REWARD
@@ -49,15 +49,14 @@ FINALS_SEED_BASE = 50_000
 class Finalist:
     """One reward in the finals: its search fitness and what its finals seeds gave."""
 
-    round: int
-    idx: int
+    candidate: CandidateKey
     search_fitness: float
     finals_fitness: tuple[float | None, ...] = ()
 
     @property
     def key(self) -> str:
-        """Its candidate key, `r01c02`."""
-        return candidate_key(self.round, self.idx)
+        """Its candidate key as records show it, `r01c02`."""
+        return self.candidate.label
 
     @property
     def fitnesses(self) -> list[float]:
@@ -112,18 +111,19 @@ def contenders(ctx: Context, best: CandidateSummary) -> list[Finalist]:
         and row.get("fitness") is not None
         and row.get("rung") is None
     ]
-    rows.sort(key=lambda row: (-row["fitness"], row["round"], row["idx"]))
-    best_key = (best["round"], best["idx"])
-    rows.sort(key=lambda row: (row["round"], row["idx"]) != best_key)  # stable: the best first
+    rows.sort(key=lambda row: (-row["fitness"], CandidateKey.of(row)))
+    best_key = CandidateKey.of(best)
+    rows.sort(key=lambda row: CandidateKey.of(row) != best_key)  # stable: the best first
     chosen: list[Finalist] = []
     seen: set[str | None] = set()
     for row in rows:
-        code = ctx.run.candidate(row["round"], row["idx"]).reward_code()
+        key = CandidateKey.of(row)
+        code = ctx.run.candidate(key).reward_code()
         fingerprint = reward_fingerprint(training_source(code))
         if fingerprint in seen:
             continue
         seen.add(fingerprint)
-        chosen.append(Finalist(row["round"], row["idx"], float(row["fitness"])))
+        chosen.append(Finalist(key, float(row["fitness"])))
         if len(chosen) == ctx.config.finalists:
             break
     return chosen
@@ -140,29 +140,22 @@ def play_finals(ctx: Context, field: list[Finalist]) -> list[Finalist]:
 
     def one(job: tuple[Finalist, int]) -> float | None:
         finalist, j = job
-        files = ctx.run.candidate(finalist.round, finalist.idx)
-        ctx.reporter.candidate(finalist.round, finalist.idx, "training", f"finals seed {j + 1}")
+        files = ctx.run.candidate(finalist.candidate)
+        ctx.reporter.candidate(finalist.candidate, "training", f"finals seed {j + 1}")
         source = training_source(files.reward_code())
-        outcome = train_in(
-            ctx,
-            files.finals(j),
-            finalist.round,
-            finalist.idx,
-            source,
-            finals_seed(ctx, j),
-        )
+        outcome = train_in(ctx, files.finals(j), finalist.candidate, source, finals_seed(ctx, j))
         fitness = outcome.get("fitness") if outcome.get("ok") else None
         detail = f"finals seed {j + 1}: " + (
             f"fitness {fitness:.4g}" if fitness is not None else "failed"
         )
-        ctx.reporter.candidate(finalist.round, finalist.idx, "trained", detail)
+        ctx.reporter.candidate(finalist.candidate, "trained", detail)
         return fitness
 
     results = in_parallel(ctx, one, jobs, "finals")
     played = []
     for finalist in field:
         mine = tuple(r for (f, _), r in zip(jobs, results, strict=True) if f is finalist)
-        played.append(Finalist(finalist.round, finalist.idx, finalist.search_fitness, mine))
+        played.append(Finalist(finalist.candidate, finalist.search_fitness, mine))
     return played
 
 
@@ -208,14 +201,14 @@ def finals(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
     new_best: CandidateSummary = best
     if changed:
         new_best = {
-            "round": top.round,
-            "idx": top.idx,
+            "round": top.candidate.round,
+            "idx": top.candidate.idx,
             "status": CandidateStatus.TRAINED,
             "fitness": top.search_fitness,
         }
     ctx.run.update_summary(
         best_candidate=top.key,
-        best_reward_path=str(ctx.run.candidate(top.round, top.idx).path / REWARD),
+        best_reward_path=str(ctx.run.candidate(top.candidate).path / REWARD),
         best_fitness=top.mean if top.fitnesses else top.search_fitness,
         best_fitness_std=top.spread,
         best_fitness_seeds=len(top.fitnesses),

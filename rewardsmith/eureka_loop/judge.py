@@ -33,7 +33,7 @@ from rewardsmith.choices import Judge
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.llm import LLMError, Message, prompt_hash
 from rewardsmith.eureka_loop.replies import save_call
-from rewardsmith.eureka_loop.state import CandidateSummary, Context, candidate_key
+from rewardsmith.eureka_loop.state import CandidateKey, CandidateSummary, Context
 from rewardsmith.eureka_loop.videos import film_candidate
 from rewardsmith.prompts import render
 from rewardsmith.runs.candidate import CandidateFiles, TrainingFiles, candidates_on_disk
@@ -83,7 +83,7 @@ def judge_candidate(
     ctx: Context, candidate: CandidateSummary, reference: Reference | None
 ) -> dict[str, Any]:
     """Film the candidate if needed, ask the judge, keep and report its verdict."""
-    files = ctx.run.candidate(candidate["round"], candidate["idx"])
+    files = ctx.run.candidate(CandidateKey.of(candidate))
     done = files.judge()
     if done is not None:
         return done
@@ -355,13 +355,12 @@ def disagreement(
 def _verdict_of(ctx: Context, candidate: CandidateSummary | None) -> dict[str, Any] | None:
     if candidate is None:
         return None
-    record = ctx.run.candidate(candidate["round"], candidate["idx"]).judge()
+    record = ctx.run.candidate(CandidateKey.of(candidate)).judge()
     return record if is_verdict(record) else None
 
 
 def _label(candidate: CandidateSummary) -> str:
-    key = candidate_key(candidate["round"], candidate["idx"])
-    return f"{key} (fitness {_fit(candidate):.4g})"
+    return f"{CandidateKey.of(candidate).label} (fitness {_fit(candidate):.4g})"
 
 
 def _fit(candidate: CandidateSummary) -> float:

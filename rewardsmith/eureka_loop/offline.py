@@ -26,7 +26,7 @@ from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.eureka_loop.baseline import ENV_REWARD_SOURCE
 from rewardsmith.eureka_loop.designer import Message, Proposal
 from rewardsmith.eureka_loop.feedback_terms import named_adjustments
-from rewardsmith.eureka_loop.state import CandidateSummary, Context, LoopState
+from rewardsmith.eureka_loop.state import CandidateKey, CandidateSummary, Context, LoopState
 from rewardsmith.eureka_loop.task_terms import (
     TASK_TERM_NAMES,
     UNSCALED_KINDS,
@@ -386,7 +386,7 @@ def _parent(
     ctx: Context, best: CandidateSummary, start: Genome, human: str | None
 ) -> tuple[Genome, list[str]]:
     """The best candidate's genome, and the human components it does not already reshape."""
-    parent_files = ctx.run.candidate(best["round"], best["idx"])
+    parent_files = ctx.run.candidate(CandidateKey.of(best))
     recorded = parent_files.record(layout.GENOME)
     if recorded is None:
         raise FileNotFoundError(f"{parent_files.path} has no genome to evolve from")

@@ -28,11 +28,11 @@ from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.hacking import bank_signals, hacking_suspects
 from rewardsmith.eureka_loop.preference_scoring import Scores, assess, feedback_text
 from rewardsmith.eureka_loop.state import (
+    CandidateKey,
     CandidateStatus,
     CandidateSummary,
     Context,
     LoopState,
-    candidate_key,
     mark,
 )
 from rewardsmith.jobs.score import BankScores, score_bank
@@ -156,8 +156,8 @@ def check_candidate(
 ) -> CandidateSummary:
     """Score the bank with one candidate and decide; writes preference.json (and the feedback)."""
     summary = dict(summary)  # type: ignore[assignment]
-    round_, idx = summary["round"], summary["idx"]
-    files = ctx.run.candidate(round_, idx)
+    key = CandidateKey.of(summary)
+    files = ctx.run.candidate(key)
     scores = score_candidate(ctx, files, view)
     record: dict[str, Any] = {
         "bank_size": len(view.records),
@@ -199,7 +199,7 @@ def check_candidate(
             if result.discriminating and result.score is not None
             else "preference: the bank cannot discriminate; passed unchecked"
         )
-        ctx.reporter.candidate(round_, idx, "accepted", note)
+        ctx.reporter.candidate(key, "accepted", note)
         return summary
     code = files.reward_code()
     text = feedback_text(
@@ -247,9 +247,7 @@ def preference_check(state: LoopState, runtime: Runtime[Context]) -> dict[str, A
         preference=totals, reward_hacking_suspects=hacking_suspects(ctx.run.path)
     )
     rejected = [
-        candidate_key(c["round"], c["idx"])
-        for c in results
-        if c.get("status") == CandidateStatus.REJECTED
+        CandidateKey.of(c).label for c in results if c.get("status") == CandidateStatus.REJECTED
     ]
     if rejected:
         ctx.reporter.message(

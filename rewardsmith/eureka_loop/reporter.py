@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from rewardsmith.eureka_loop.evaluation import EvalKey
+    from rewardsmith.runs.candidate import CandidateKey
 
 
 class Reporter(Protocol):
@@ -13,13 +17,13 @@ class Reporter(Protocol):
         """A round's design begins; `attempt` counts its retries (0 for the first try)."""
         ...
 
-    def candidate(self, round: int, idx: int, status: str, detail: str = "") -> None:
+    def candidate(self, key: CandidateKey | EvalKey, status: str, detail: str = "") -> None:
         """A candidate changed state (designed, accepted, rejected, training, trained, failed);
-        round -1 is the final evaluation, its `idx` decoded by `eval_label`. `detail` may quote
-        the reward code's own error: it is untrusted text."""
+        an `EvalKey` is a training of the final evaluation. `detail` may quote the reward code's
+        own error: it is untrusted text."""
         ...
 
-    def progress(self, round: int, idx: int, done: int, total: int) -> None:
+    def progress(self, key: CandidateKey | EvalKey, done: int, total: int) -> None:
         """Environment steps trained so far of the job's total; `done` may pass `total`."""
         ...
 
@@ -43,11 +47,11 @@ class NullReporter:
         """Ignored; the round's prompt is still written to the run."""
         pass
 
-    def candidate(self, round: int, idx: int, status: str, detail: str = "") -> None:
+    def candidate(self, key: CandidateKey | EvalKey, status: str, detail: str = "") -> None:
         """Ignored; the candidate's state is still written to the run's index."""
         pass
 
-    def progress(self, round: int, idx: int, done: int, total: int) -> None:
+    def progress(self, key: CandidateKey | EvalKey, done: int, total: int) -> None:
         """Ignored; the trainer checks for cancellation before it calls this, not here."""
         pass
 

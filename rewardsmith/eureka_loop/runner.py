@@ -15,7 +15,7 @@ from rewardsmith.eureka_loop.no_result import NothingTrainedError, explain
 from rewardsmith.eureka_loop.offline import OfflineDesigner
 from rewardsmith.eureka_loop.plan import plan_message
 from rewardsmith.eureka_loop.reporter import NullReporter, Reporter
-from rewardsmith.eureka_loop.state import Context, LoopConfig, LoopState
+from rewardsmith.eureka_loop.state import CandidateKey, Context, LoopConfig, LoopState
 from rewardsmith.runs.layout import STATES, TASK_COPY, VIDEO
 from rewardsmith.runs.loop_time import loop_time
 from rewardsmith.runs.store import Run, RunStore
@@ -333,6 +333,5 @@ def evaluate_run(
         check_backend(backend, config.task_id, bool(config.task_file))
         config.backend = Backend(backend)
     ctx = open_context(run, config, reporter, replay=(OfflineDesigner(), None))
-    round_, idx = int(best[1:3]), int(best[4:6])
-    report = evaluate_best(ctx, round_, idx)
+    report = evaluate_best(ctx, CandidateKey.parse(best))
     return {"run_id": run.run_id, "best_candidate": best, **report}

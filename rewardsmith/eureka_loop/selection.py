@@ -12,11 +12,11 @@ from rewardsmith.eureka_loop.judge import disagreement
 from rewardsmith.eureka_loop.selection_rule import SelectionRule, human_scores
 from rewardsmith.eureka_loop.selection_rule import compared_fitness as _fitness
 from rewardsmith.eureka_loop.state import (
+    CandidateKey,
     CandidateStatus,
     CandidateSummary,
     Context,
     LoopState,
-    candidate_key,
     search_seed,
 )
 from rewardsmith.eureka_loop.videos import film_candidate
@@ -98,14 +98,13 @@ def _confirm(ctx: Context, challenger: CandidateSummary) -> CandidateSummary:
     from rewardsmith.eureka_loop.baseline import training_source
     from rewardsmith.eureka_loop.trainer import train_in
 
-    round_, idx = challenger["round"], challenger["idx"]
-    files = ctx.run.candidate(round_, idx)
-    seed = search_seed(ctx.config, round_, idx) + CONFIRM_SEED_OFFSET
+    key = CandidateKey.of(challenger)
+    files = ctx.run.candidate(key)
+    seed = search_seed(ctx.config, key) + CONFIRM_SEED_OFFSET
     source = training_source(files.reward_code())
-    outcome = train_in(ctx, files.confirmation(), round_, idx, source, seed)
+    outcome = train_in(ctx, files.confirmation(), key, source, seed)
     confirmed = dict(challenger)
     confirmed["confirm_fitness"] = outcome.get("fitness") if outcome.get("ok") else None
-    key = candidate_key(round_, idx)
     if confirmed["confirm_fitness"] is None:
         error = (outcome.get("error") or {}).get("message", "no fitness")
         ctx.reporter.message(
@@ -177,8 +176,8 @@ def _report_near_ties(
     for c in finalists:
         if c is not best and _fitness(best) < _fitness(c) <= _fitness(best) + margin:
             ctx.reporter.message(
-                f"{candidate_key(c['round'], c['idx'])} ({c['fitness']:.4g}) is within the noise "
-                f"margin ({margin:.3g}) of {candidate_key(best['round'], best['idx'])} "
+                f"{CandidateKey.of(c).label} ({c['fitness']:.4g}) is within the noise "
+                f"margin ({margin:.3g}) of {CandidateKey.of(best).label} "
                 f"({best['fitness']:.4g}); keeping the latter"
             )
 
@@ -218,7 +217,7 @@ def _count_status(candidates: list[CandidateSummary], status: CandidateStatus) -
 
 def _key(candidate: CandidateSummary | None) -> str | None:
     """The candidate's key (`r02c01`) as records show it, or None where there is none."""
-    return candidate_key(candidate["round"], candidate["idx"]) if candidate else None
+    return CandidateKey.of(candidate).label if candidate else None
 
 
 def _record_best(ctx: Context, best: CandidateSummary | None, key: str | None) -> None:
@@ -226,7 +225,7 @@ def _record_best(ctx: Context, best: CandidateSummary | None, key: str | None) -
     after this round still says which reward to use."""
     if best is None:
         return
-    best_path = ctx.run.candidate(best["round"], best["idx"]).path / REWARD
+    best_path = ctx.run.candidate(CandidateKey.of(best)).path / REWARD
     ctx.run.update_summary(
         best_fitness=_recorded_fitness(best),
         best_reward_path=str(best_path),

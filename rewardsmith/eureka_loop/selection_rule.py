@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewardsmith.choices import Fitness
-from rewardsmith.eureka_loop.state import CandidateSummary, candidate_key
+from rewardsmith.eureka_loop.state import CandidateKey, CandidateSummary
 from rewardsmith.judging.scores import fit_scores
 from rewardsmith.runs.judgements import RoundJudgements
 
@@ -155,4 +155,4 @@ def _ranks(values: Mapping[str, float]) -> dict[str, float]:
 
 
 def _key(candidate: CandidateSummary) -> str:
-    return candidate_key(candidate["round"], candidate["idx"])
+    return CandidateKey.of(candidate).label

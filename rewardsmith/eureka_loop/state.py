@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 # Re-exported: the nodes name candidates and their statuses as the run store does.
+from rewardsmith.runs.candidate import CandidateKey as CandidateKey
 from rewardsmith.runs.candidate import CandidateStatus as CandidateStatus
-from rewardsmith.runs.candidate import candidate_key as candidate_key
 
 if TYPE_CHECKING:
     from rewardsmith.cluster.executors import Executor
@@ -54,8 +54,8 @@ def merge_candidates(
     """The `candidates` channel's reducer: a node returns only the candidates it changed, and each
     replaces the one with its key (round, idx) where it stands; an unknown key is appended.
     `design` starts a round's list with `langgraph.types.Overwrite`, which bypasses this."""
-    by_key = {(c["round"], c["idx"]): c for c in changed}
-    merged = [by_key.pop((c["round"], c["idx"]), c) for c in current]
+    by_key = {CandidateKey.of(c): c for c in changed}
+    merged = [by_key.pop(CandidateKey.of(c), c) for c in current]
     return merged + list(by_key.values())
 
 
@@ -117,9 +117,9 @@ def training_job(ctx: Context, seed: int) -> TrainJob:
     )
 
 
-def search_seed(config: LoopConfig, round_: int, idx: int) -> int:
-    """The training seed of candidate `idx` of `round_` in the search (never an evaluation's)."""
-    return config.seed + round_ * 1000 + idx
+def search_seed(config: LoopConfig, key: CandidateKey) -> int:
+    """The training seed of candidate `key` in the search (never an evaluation's)."""
+    return config.seed + key.round * 1000 + key.idx
 
 
 def mark(
@@ -135,7 +135,8 @@ def mark(
     both; `index_only` to the row alone."""
     summary["status"] = status.value
     summary.update(fields)  # type: ignore[typeddict-item]
+    key = CandidateKey.of(summary)
     ctx.run.upsert_candidate(
-        summary["round"], summary["idx"], status=status.value, **fields, **(index_only or {})
+        key.round, key.idx, status=status.value, **fields, **(index_only or {})
     )
-    ctx.reporter.candidate(summary["round"], summary["idx"], status.value, detail)
+    ctx.reporter.candidate(key, status.value, detail)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
 
@@ -13,6 +13,7 @@ from rewardsmith.eureka_loop.baseline import training_source
 from rewardsmith.eureka_loop.fanout import in_parallel
 from rewardsmith.eureka_loop.halving import Rung, on_rollout, rungs, survivors, unsupported
 from rewardsmith.eureka_loop.state import (
+    CandidateKey,
     CandidateStatus,
     CandidateSummary,
     Context,
@@ -28,19 +29,21 @@ from rewardsmith.runs.atomic import write_bytes
 from rewardsmith.runs.candidate import TrainingFiles
 from rewardsmith.sandbox.types import Limits
 
+if TYPE_CHECKING:
+    from rewardsmith.eureka_loop.evaluation import EvalKey
+
 
 def train_in(
     ctx: Context,
     folder: TrainingFiles,
-    round_: int,
-    idx: int,
+    key: CandidateKey | EvalKey,
     reward_source: str | None,
     seed: int,
     rung: Rung | None = None,
 ) -> dict[str, Any]:
     """Train one reward, or reuse its finished outcome after a resume; returns the outcome dict.
 
-    `round_`/`idx` only label progress reports (the final evaluation uses round -1). With a
+    `key` only labels progress reports (the final evaluation's is an `EvalKey`). With a
     `rung` (the halving schedule) the training stops at that rung's steps, continuing from the
     state the previous rung saved; the rung's outcome is kept as `rung_R.json`.
     """
@@ -67,7 +70,7 @@ def train_in(
 
     def progress(done: int, total: int) -> None:
         ctx.raise_if_cancelled()
-        ctx.reporter.progress(round_, idx, done, total)
+        ctx.reporter.progress(key, done, total)
 
     limits = Limits(wall_s=ctx.config.train_timeout_s)
     folder.path.mkdir(parents=True, exist_ok=True)
@@ -127,12 +130,12 @@ def _apply(ctx: Context, summary: CandidateSummary, outcome: dict[str, Any]) -> 
 
 
 def _train_to(ctx: Context, summary: CandidateSummary, rung: Rung | None) -> dict[str, Any]:
-    round_, idx = summary["round"], summary["idx"]
+    key = CandidateKey.of(summary)
     if rung is None or rung.index == 0:
-        ctx.reporter.candidate(round_, idx, "training")
-    files = ctx.run.candidate(round_, idx)
-    seed = search_seed(ctx.config, round_, idx)
-    return train_in(ctx, files, round_, idx, training_source(files.reward_code()), seed, rung)
+        ctx.reporter.candidate(key, "training")
+    files = ctx.run.candidate(key)
+    seed = search_seed(ctx.config, key)
+    return train_in(ctx, files, key, training_source(files.reward_code()), seed, rung)
 
 
 def _train_rung(
@@ -170,7 +173,7 @@ def _by_halving(ctx: Context, pending: list[CandidateSummary]) -> list[dict[str,
 
 def _finish(ctx: Context, summary: CandidateSummary, outcome: dict[str, Any]) -> None:
     """The candidate's training is over: its last rung's outcome is its outcome."""
-    files = ctx.run.candidate(summary["round"], summary["idx"])
+    files = ctx.run.candidate(CandidateKey.of(summary))
     if files.outcome() is None:
         files.write_outcome(outcome)
 

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from rewardsmith.choices import Videos
 from rewardsmith.eureka_loop.fanout import in_parallel
-from rewardsmith.eureka_loop.state import CandidateSummary, Context, search_seed, training_job
+from rewardsmith.eureka_loop.state import (
+    CandidateKey,
+    CandidateSummary,
+    Context,
+    search_seed,
+    training_job,
+)
 from rewardsmith.jobs.video import record_video
 from rewardsmith.runs.candidate import CandidateStatus, TrainingFiles
 
@@ -64,5 +70,5 @@ def film_candidate(ctx: Context, candidate: CandidateSummary, *, force: bool = F
     `--videos none`)."""
     if ctx.config.videos == Videos.NONE and not force:
         return
-    round_, idx = candidate["round"], candidate["idx"]
-    film(ctx, ctx.run.candidate(round_, idx), search_seed(ctx.config, round_, idx), force=force)
+    key = CandidateKey.of(candidate)
+    film(ctx, ctx.run.candidate(key), search_seed(ctx.config, key), force=force)

@@ -4,7 +4,6 @@ from rewardsmith.runs.candidate import (
     CandidateFiles,
     CandidateKey,
     TrainingFiles,
-    candidate_key,
 )
 from rewardsmith.runs.schema import SCHEMA_VERSION, RunStoreError, read_record, write_record
 from rewardsmith.runs.store import Run, RunStatus, RunStore, RunSummary
@@ -19,7 +18,6 @@ __all__ = [
     "RunStoreError",
     "RunSummary",
     "TrainingFiles",
-    "candidate_key",
     "read_record",
     "write_record",
 ]

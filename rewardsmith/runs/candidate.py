@@ -80,6 +80,11 @@ class CandidateKey:
         return self.label
 
     @classmethod
+    def of(cls, record: Mapping[str, Any]) -> CandidateKey:
+        """The key of a summary or index row: those stay plain dicts (the graph state, sqlite)."""
+        return cls(record["round"], record["idx"])
+
+    @classmethod
     def parse(cls, label: str) -> CandidateKey:
         """The key a label such as `r01c02` names; ValueError for anything else."""
         match = _LABEL.fullmatch(label.strip())
@@ -101,11 +106,6 @@ class CandidateKey:
         if not (round_match and cand_match):
             return None
         return cls(int(round_match[1]), int(cand_match[1]))
-
-
-def candidate_key(round: int, idx: int) -> str:
-    """The label of a candidate (`r01c02`)."""
-    return CandidateKey(round, idx).label
 
 
 class TrainingFiles:

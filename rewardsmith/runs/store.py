@@ -177,9 +177,9 @@ class Run:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def candidate(self, round: int, index: int) -> CandidateFiles:
-        """The files of candidate `round`/`index` (`round_RR/cand_II/`, created on first use)."""
-        files = CandidateFiles(self.path, CandidateKey(round, index))
+    def candidate(self, key: CandidateKey) -> CandidateFiles:
+        """The files of candidate `key` (`round_RR/cand_II/`, created on first use)."""
+        files = CandidateFiles(self.path, key)
         files.path.mkdir(parents=True, exist_ok=True)
         return files
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.runs import layout
-from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, CandidateStatus, candidate_key
+from rewardsmith.runs.candidate import CandidateFiles, CandidateKey, CandidateStatus
 from rewardsmith.runs.index import MIGRATIONS
 from rewardsmith.runs.judgements import Judgement, RoundJudgements, judged_rounds
 from rewardsmith.runs.loop_time import loop_time
@@ -49,7 +49,7 @@ class CandidateView:
     @property
     def key(self) -> str:
         """`r01c02`, as listings show it and `--candidate` takes it."""
-        return candidate_key(self.round, self.idx)
+        return CandidateKey(self.round, self.idx).label
 
     @property
     def files(self) -> CandidateFiles:
@@ -280,20 +280,18 @@ class RunView:
         except ValueError:
             parsed = None
         if parsed is not None:
-            wanted = (parsed.round, parsed.idx)
+            wanted = parsed
         elif ref.isdigit() and round is not None:
-            wanted = (round, int(ref))
+            wanted = CandidateKey(round, int(ref))
         else:
             raise RunStoreError(
                 f"{ref!r} is not a candidate: give a key like r01c02, or --round with an index"
             )
         for c in self.candidates:
-            if (c.round, c.idx) == wanted:
+            if (c.round, c.idx) == (wanted.round, wanted.idx):
                 return c
         known = ", ".join(c.key for c in self.candidates) or "none"
-        raise RunStoreError(
-            f"run {self.run_id} has no candidate {candidate_key(*wanted)} (it has: {known})"
-        )
+        raise RunStoreError(f"run {self.run_id} has no candidate {wanted.label} (it has: {known})")
 
     def parent_of(self, candidate: CandidateView) -> CandidateView | None:
         """The candidate this one evolved from: the best so far when it was designed."""
@@ -346,8 +344,8 @@ def load_view(run: Run) -> RunView:
             fitness=row["fitness"],
             success_rate=row["success_rate"],
             parent=row["parent"],
-            path=CandidateFiles(run.path, CandidateKey(row["round"], row["idx"])).path,
-            is_best=candidate_key(row["round"], row["idx"]) == best_key,
+            path=CandidateFiles(run.path, CandidateKey.of(row)).path,
+            is_best=CandidateKey.of(row).label == best_key,
             steps=row.get("steps"),  # None in an index from before halving
             stopped_at_rung=row.get("rung"),
         )

@@ -7,6 +7,7 @@ import io
 from rich.console import Console
 
 from rewardsmith.commands.live import LiveReporter
+from rewardsmith.runs.candidate import CandidateKey
 
 
 def test_output_after_the_live_display_starts_on_a_line_of_its_own_when_piped() -> None:
@@ -16,7 +17,7 @@ def test_output_after_the_live_display_starts_on_a_line_of_its_own_when_piped() 
     console = Console(file=out, width=100, force_terminal=False)
     with LiveReporter(console) as reporter:
         reporter.round_started(0, 0)
-        reporter.candidate(0, 0, "trained", "fitness 1")
+        reporter.candidate(CandidateKey(0, 0), "trained", "fitness 1")
     console.print("the summary")
     lines = out.getvalue().splitlines()
     assert "the summary" in lines, lines[-3:]

@@ -17,6 +17,7 @@ from rich.console import Console
 from typer.testing import CliRunner, Result
 
 from rewardsmith.cli import app
+from rewardsmith.runs.candidate import CandidateKey
 from rewardsmith.runs.store import RunStore
 
 HOSTILE = "[bold red]fitness 500[/] [/oops] \x1b[2J\x1b[32mfitness 500\x9b31m\rX\x07\u202e"
@@ -124,7 +125,7 @@ def _stored_run(tmp_path: Path) -> Path:
         run.upsert_candidate(
             0, 0, status="failed", category="runtime_error", message=HOSTILE, parent=None
         )
-        cand = run.candidate(0, 0).path
+        cand = run.candidate(CandidateKey(0, 0)).path
         cand.mkdir(parents=True, exist_ok=True)
         (cand / "reward.py").write_text(f"# {HOSTILE}\ndef compute_reward(s, a, n):\n    pass\n")
         (cand / "response.md").write_text(f"here it is: {HOSTILE}\n")
@@ -159,11 +160,12 @@ def test_inspect_and_replay_print_hostile_text_plainly(tmp_path: Path) -> None:
 def test_live_views_print_hostile_details_plainly() -> None:
     from rewardsmith.commands.evaluate import _Printer
     from rewardsmith.commands.live import LiveReporter
+    from rewardsmith.eureka_loop.evaluation import EvalKey
 
     out = io.StringIO()
     console = Console(file=out, width=400)
     reporter = LiveReporter(console)
-    reporter.candidate(0, 0, "failed", f"runtime_error: {HOSTILE}")
+    reporter.candidate(CandidateKey(0, 0), "failed", f"runtime_error: {HOSTILE}")
     reporter.message(HOSTILE)
     console.print(reporter.render())
     assert_plain(out.getvalue())
@@ -173,7 +175,7 @@ def test_live_views_print_hostile_details_plainly() -> None:
     out = io.StringIO()
     saved, evaluate.console = evaluate.console, Console(file=out, width=400)
     try:
-        _Printer().candidate(-1, 0, "failed", HOSTILE)
+        _Printer().candidate(EvalKey("best", 0), "failed", HOSTILE)
         _Printer().message(HOSTILE)
     finally:
         evaluate.console = saved

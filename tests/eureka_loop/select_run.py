@@ -21,8 +21,8 @@ class SelectRun:
     def write_round_file(self, round_: int, name: str, content: dict) -> None:
         self.entry = content
 
-    def candidate(self, round_: int, idx: int) -> CandidateFiles:
-        return CandidateFiles(self.root, CandidateKey(round_, idx))
+    def candidate(self, key: CandidateKey) -> CandidateFiles:
+        return CandidateFiles(self.root, key)
 
     def update_summary(self, **fields: object) -> None:
         self.summary.update(fields)

@@ -18,8 +18,8 @@ from tests.eureka_loop.select_run import SelectRun
 
 
 class _Run(SelectRun):
-    def candidate(self, round_: int, idx: int) -> CandidateFiles:
-        files = super().candidate(round_, idx)
+    def candidate(self, key: CandidateKey) -> CandidateFiles:
+        files = super().candidate(key)
         files.write("reward.py", "def compute_reward(s, a, n):\n    return n.x, {}\n")
         return files
 
@@ -31,7 +31,7 @@ def _select(
     decides what the second seed shows (the real training is covered below)."""
     calls: list[tuple[int, Path]] = []
 
-    def fake_train_in(ctx: Any, folder: Any, round_: int, idx: int, src: Any, seed: int) -> dict:
+    def fake_train_in(ctx: Any, folder: Any, key: CandidateKey, src: Any, seed: int) -> dict:
         calls.append((seed, folder.path))
         return second
 
@@ -147,7 +147,7 @@ def test_a_resumed_select_reuses_the_confirming_training(tmp_path: Path) -> None
         reporter=SimpleNamespace(message=lambda text: None),
         config=SimpleNamespace(seed=0, backend="sb3"),
     )
-    folder = ctx.run.candidate(1, 0).confirmation()
+    folder = ctx.run.candidate(CandidateKey(1, 0)).confirmation()
     folder.write_outcome({"ok": True, "fitness": 0.5, "steps": 2048, "backend": "sb3"})
     confirmed = _confirm(ctx, _trained(1, 0, 0.9))  # type: ignore[arg-type]
     assert confirmed["confirm_fitness"] == 0.5 and _fitness(confirmed) == pytest.approx(0.7)

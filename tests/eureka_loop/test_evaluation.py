@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from rewardsmith.cli import app
 from rewardsmith.envs import load_task
-from rewardsmith.eureka_loop.evaluation import EVAL_NAMES, same_reward, shared_arm_note
+from rewardsmith.eureka_loop.evaluation import EvalKey, same_reward, shared_arm_note
 from rewardsmith.eureka_loop.reporter import NullReporter
 from rewardsmith.eureka_loop.runner import start_run
-from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.eureka_loop.state import CandidateKey, LoopConfig
 
 HUMAN = '''"""Alive bonus."""
 
@@ -55,9 +55,9 @@ class Recorder(NullReporter):
     def __init__(self) -> None:
         self.trainings: list[str] = []
 
-    def candidate(self, round: int, idx: int, status: str, detail: str = "") -> None:
-        if round == -1 and status == "training":
-            self.trainings.append(f"{EVAL_NAMES[idx // 100]}_s{idx % 100}")
+    def candidate(self, key: CandidateKey | EvalKey, status: str, detail: str = "") -> None:
+        if isinstance(key, EvalKey) and status == "training":
+            self.trainings.append(f"{key.arm}_s{key.seed_index}")
 
 
 @pytest.mark.slow

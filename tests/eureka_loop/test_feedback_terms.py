@@ -13,6 +13,7 @@ from rewardsmith.envs import load_task
 from rewardsmith.eureka_loop.feedback_terms import TURN_DOWN, TURN_UP, named_adjustments
 from rewardsmith.eureka_loop.offline import Genome, OfflineDesigner, Term, heed_feedback
 from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.runs.candidate import CandidateKey
 from rewardsmith.runs.judgements import RoundJudgements
 from rewardsmith.runs.store import RunStore
 
@@ -52,7 +53,7 @@ def test_the_next_rounds_offline_candidates_turn_down_what_the_person_called_bad
     """Round 0's written feedback names a human component of the best candidate as bad: every
     round-1 proposal starts from a parent with that component turned down, and says so."""
     run = RunStore(tmp_path).create_run("halfcheetah", {}, ["test"], seed=0)
-    best = run.candidate(0, 0)
+    best = run.candidate(CandidateKey(0, 0))
     best.write("genome.json", Genome().to_dict())
     best.write_outcome({"ok": True, "components": {"forward": 1.0, "control": -0.1}})
     RoundJudgements(run.path, 0).write_feedback("The control penalty is too strong: it freezes.")

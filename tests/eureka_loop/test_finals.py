@@ -16,6 +16,7 @@ from rewardsmith.eureka_loop.finals import Finalist, winner
 from rewardsmith.eureka_loop.plan import plan_message, training_steps
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.runs.candidate import CandidateKey
 from rewardsmith.runs.schema import read_record
 from rewardsmith.runs.store import RunStore
 from rewardsmith.runs.versus_human import held_up, held_up_text
@@ -24,22 +25,22 @@ from tests.reporters import Messages
 
 
 def test_a_lucky_seed_loses_to_a_reward_that_trains_well_on_every_seed() -> None:
-    lucky = Finalist(0, 1, search_fitness=0.9, finals_fitness=(0.1, 0.7))
-    steady = Finalist(1, 0, search_fitness=0.6, finals_fitness=(0.38, 0.41))
+    lucky = Finalist(CandidateKey(0, 1), search_fitness=0.9, finals_fitness=(0.1, 0.7))
+    steady = Finalist(CandidateKey(1, 0), search_fitness=0.6, finals_fitness=(0.38, 0.41))
     # The search seed does not count, and with two seeds the bound is the worse one.
     assert lucky.mean == pytest.approx(0.4) and lucky.lower_bound == pytest.approx(0.1)
     assert steady.mean < lucky.mean and steady.lower_bound == pytest.approx(0.38)
     assert winner([lucky, steady]) is steady
     # The search's best (listed first) keeps a tie.
-    twin = Finalist(1, 1, search_fitness=0.5, finals_fitness=(0.1, 0.7))
+    twin = Finalist(CandidateKey(1, 1), search_fitness=0.5, finals_fitness=(0.1, 0.7))
     assert winner([lucky, twin]) is lucky
 
 
 def test_a_reward_that_fails_on_a_finals_seed_cannot_win() -> None:
-    flaky = Finalist(0, 2, search_fitness=1.0, finals_fitness=(1.0, None))
+    flaky = Finalist(CandidateKey(0, 2), search_fitness=1.0, finals_fitness=(1.0, None))
     assert flaky.failed and flaky.lower_bound == -math.inf
     assert flaky.to_dict()["lower_bound"] is None and flaky.fitnesses == [1.0]
-    assert winner([flaky, Finalist(0, 0, 0.1, (0.1,))]).key == "r00c00"
+    assert winner([flaky, Finalist(CandidateKey(0, 0), 0.1, (0.1,))]).key == "r00c00"
 
 
 def test_the_plan_counts_the_finals_and_a_person_s_fitness_plays_none() -> None:

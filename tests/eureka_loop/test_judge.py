@@ -26,6 +26,7 @@ from rewardsmith.eureka_loop.judge import (
 )
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.runs.candidate import CandidateKey
 from rewardsmith.runs.report import write_report
 from rewardsmith.runs.store import RunStore
 from rewardsmith.runs.views import load_view
@@ -178,7 +179,7 @@ def test_a_task_that_cannot_render_is_judged_an_error_and_the_run_goes_on(
     assert result["best_fitness"] is not None and server.request_count == 0
     run = RunStore(tmp_path).open_run(result["run_dir"])
     best = result["best_candidate"]
-    verdict = run.candidate(int(best[1:3]), int(best[4:6])).judge()
+    verdict = run.candidate(CandidateKey.parse(best)).judge()
     assert verdict is not None and verdict["error"].startswith("no stills to judge")
     assert "cannot render" in verdict["error"]
     summary = json.loads((Path(result["run_dir"]) / "round_00" / "summary_a0.json").read_text())
@@ -216,7 +217,7 @@ def test_a_hack_verdict_is_kept_reaches_the_next_prompt_and_is_said_against_the_
 
     # The verdict is on record, next to the fitness it judged.
     for c in run.candidates(0):
-        verdict = run.candidate(0, c["idx"]).judge()
+        verdict = run.candidate(CandidateKey(0, c["idx"])).judge()
         assert verdict is not None and verdict["hack"] == "moving_backwards"
         assert verdict["from_second"] == 3.2 and verdict["fitness"] == c["fitness"]
         assert verdict["model"] == server.model and verdict["reference"] is None
@@ -267,7 +268,7 @@ def test_a_malformed_verdict_is_stored_as_an_error_and_the_run_completes(
 
     assert result["best_fitness"] is not None
     run = RunStore(tmp_path).open_run(result["run_dir"])
-    verdict = run.candidate(0, 0).judge()
+    verdict = run.candidate(CandidateKey(0, 0)).judge()
     assert verdict is not None and "no JSON object" in verdict["error"]
     assert verdict["reply"] == "Looks balanced to me!"
     assert any("video judge: no verdict" in line for line in messages.lines)

@@ -21,6 +21,7 @@ from rewardsmith.eureka_loop.offline import (
     round_zero,
 )
 from rewardsmith.reward.loader import load_reward
+from rewardsmith.runs.candidate import CandidateKey
 from rewardsmith.runs.store import RunStore
 
 
@@ -102,7 +103,7 @@ def test_the_next_round_evolves_from_the_best_candidates_recorded_genome(tmp_pat
     run = RunStore(tmp_path).create_run("cartpole", {}, ["test"], seed=0)
     ctx = SimpleNamespace(run=run)
     parent = Genome(human_weights={"alive": 2.0}, shaping=[Term("toward_zero", "pole_angle", 0.5)])
-    best = run.candidate(1, 0)
+    best = run.candidate(CandidateKey(1, 0))
     best.write("genome.json", parent.to_dict())
     best.write_outcome(
         {"ok": True, "components": {"alive": 1.0, "shape_toward_zero_pole_angle": 0.1}}

@@ -10,6 +10,7 @@ import pytest
 
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.runs.candidate import CandidateKey
 from rewardsmith.runs.report import write_report
 from rewardsmith.runs.store import RunStore
 from rewardsmith.runs.views import load_view
@@ -35,7 +36,7 @@ def test_a_task_that_cannot_render_runs_to_the_end_and_says_why_once(tmp_path: P
     # Each filmed folder keeps why, so a resume does not try again.
     run = RunStore(tmp_path).open_run(run_dir)
     best = result["best_candidate"]
-    note = run.candidate(int(best[1:3]), int(best[4:6])).video_note()
+    note = run.candidate(CandidateKey.parse(best)).video_note()
     assert note is not None and note["frames"] == 0 and "cannot render" in note["reason"]
 
 

@@ -69,12 +69,13 @@ def test_the_best_so_far_joins_the_next_rounds_page_and_comes_first(tmp_path: Pa
     """The incumbent (the run's best after the last earlier selection) is a contestant of the
     next round, labelled as such: its choices make the round's scores comparable with it."""
     from rewardsmith.judging.pairs import round_contestants
+    from rewardsmith.runs.candidate import CandidateKey
     from rewardsmith.runs.store import RunStore
 
     run = RunStore(tmp_path).create_run("cartpole", {}, ["test"], 0)
     for round_, idx, fitness in [(0, 0, 20.0), (0, 1, 30.0), (1, 0, 25.0), (1, 1, 40.0)]:
         run.upsert_candidate(round_, idx, status="trained", fitness=fitness)
-        files = run.candidate(round_, idx)
+        files = run.candidate(CandidateKey(round_, idx))
         files.video_path.parent.mkdir(parents=True, exist_ok=True)
         files.video_path.write_bytes(b"mp4")
     run.write_round_file(0, "summary_a0.json", {"round": 0, "attempt": 0, "best": "r00c01"})

@@ -25,6 +25,8 @@ def test_a_key_round_trips_through_its_label_and_its_folder(tmp_path: Path) -> N
     assert files.path == tmp_path / "round_01" / "cand_12"
     assert CandidateKey.of_dir(files.path) == key
     assert CandidateKey.find("llm/r01-design-r01c12.json") == key
+    assert CandidateKey.of({"round": 1, "idx": 12, "status": "trained"}) == key
+    assert {key: "a"}[CandidateKey(1, 12)] == "a"  # frozen: a dict key, as state merges by
     for bad in ("r1", "c01", "r01c", "round_01"):
         with pytest.raises(ValueError, match="not a candidate key"):
             CandidateKey.parse(bad)
@@ -65,7 +67,7 @@ def test_records_of_a_run_from_before_versioning_still_read(tmp_path: Path) -> N
 
 def test_the_run_hands_out_its_candidates_and_evaluation_arms(tmp_path: Path) -> None:
     run = RunStore(tmp_path).create_run("cartpole", {}, ["test"], seed=0)
-    files = run.candidate(2, 1)
+    files = run.candidate(CandidateKey(2, 1))
     assert files.path.is_dir() and files.key == CandidateKey(2, 1)
     arm = run.evaluation_arm("best", 0)
     assert arm.path == run.path / "evaluation" / "best_s0"

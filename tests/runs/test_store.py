@@ -18,6 +18,7 @@ import pytest
 from rewardsmith.runs import SCHEMA_VERSION, RunStore, RunStoreError, store
 from rewardsmith.runs import index as run_index
 from rewardsmith.runs.atomic import read_json, write_bytes, write_json, write_text
+from rewardsmith.runs.candidate import CandidateKey
 from rewardsmith.runs.schema import write_record
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -104,15 +105,18 @@ def test_every_record_carries_the_schema_version(tmp_path: Path) -> None:
     run.update_summary(best_fitness=1.5)
     records = [
         run.path / "run.json",
-        run.candidate(0, 1).write("critique.json", {"ok": True}),
+        run.candidate(CandidateKey(0, 1)).write("critique.json", {"ok": True}),
         run.write_round_file(0, "reflection.json", {"best": [0, 1]}),
         run.save_reply("r00-design-s00-abc123", {"content": "def compute_reward(): ..."}),
     ]
 
     for path in records:
         assert read_json(path)["schema_version"] == SCHEMA_VERSION, path
-    assert run.candidate(0, 1).write("reward.py", "x = 1\n").read_text() == "x = 1\n"
-    assert run.path / "round_00" / "cand_01" / "reward.py" == run.candidate(0, 1).path / "reward.py"
+    assert run.candidate(CandidateKey(0, 1)).write("reward.py", "x = 1\n").read_text() == "x = 1\n"
+    assert (
+        run.path / "round_00" / "cand_01" / "reward.py"
+        == run.candidate(CandidateKey(0, 1)).path / "reward.py"
+    )
 
 
 def test_run_json_records_what_reproduces_the_run(tmp_path: Path) -> None:

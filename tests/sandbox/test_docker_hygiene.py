@@ -164,9 +164,10 @@ def test_every_path_out_of_the_backend_removes_the_container(
 
 @pytest.mark.slow
 def test_a_run_labels_its_containers_and_leaves_none(client: Any, tmp_path: Path) -> None:
+    from rewardsmith.eureka_loop.evaluation import EvalKey
     from rewardsmith.eureka_loop.reporter import NullReporter
     from rewardsmith.eureka_loop.runner import start_run
-    from rewardsmith.eureka_loop.state import LoopConfig
+    from rewardsmith.eureka_loop.state import CandidateKey, LoopConfig
 
     seen: dict[str, dict[str, str]] = {}
 
@@ -179,7 +180,7 @@ def test_a_run_labels_its_containers_and_leaves_none(client: Any, tmp_path: Path
             if text.startswith("run "):
                 self.run_id = text.split()[1]
 
-        def progress(self, round: int, idx: int, done: int, total: int) -> None:
+        def progress(self, key: CandidateKey | EvalKey, done: int, total: int) -> None:
             for c in _containers(client, f"rewardsmith.run={self.run_id}", running_only=True):
                 seen[c["Id"]] = c["Labels"]
 

@@ -11,6 +11,7 @@ import pytest
 from rewardsmith.eureka_loop.no_result import NothingTrainedError
 from rewardsmith.eureka_loop.runner import start_run
 from rewardsmith.eureka_loop.state import LoopConfig
+from rewardsmith.runs.candidate import CandidateKey
 from rewardsmith.runs.store import RunStore
 
 pytestmark = pytest.mark.skipif(
@@ -54,9 +55,11 @@ def test_the_critic_rejects_an_untraceable_reward_by_name(tmp_path: Path, script
     assert candidate["status"] == "rejected"
     assert candidate["category"] == "jax_incompatible"
     assert "line 6" in candidate["message"] and "np.where" in candidate["message"]
-    critique = json.loads((run.candidate(0, 0).path / "critique.json").read_text())
+    critique = json.loads((run.candidate(CandidateKey(0, 0)).path / "critique.json").read_text())
     assert critique["line"] == 6
-    assert not (run.candidate(0, 0).path / "job").exists()  # rejected before any training
+    assert not (
+        run.candidate(CandidateKey(0, 0)).path / "job"
+    ).exists()  # rejected before any training
     # The designer was told the code must trace.
     system = server.requests[0]["messages"][0]["content"]
     assert "jax_incompatible" in system and "np.where" in system and "Brax PPO" in system
@@ -78,8 +81,8 @@ def test_run_cartpole_on_jax_with_the_offline_designer(tmp_path: Path) -> None:
     [summary] = RunStore(tmp_path).list_runs()
     run = RunStore(tmp_path).open_run(summary.path)
     assert run.info()["config"]["backend"] == "jax"
-    outcome = json.loads((run.candidate(0, 0).path / "outcome.json").read_text())
+    outcome = json.loads((run.candidate(CandidateKey(0, 0)).path / "outcome.json").read_text())
     assert outcome["ok"] and outcome["backend"] == "jax", outcome["error"]
     assert outcome["fitness"] >= 8 and outcome["checkpoints"]
-    assert (run.candidate(0, 0).path / "job" / "reward.jaxexport").exists()
+    assert (run.candidate(CandidateKey(0, 0)).path / "job" / "reward.jaxexport").exists()
     assert result
