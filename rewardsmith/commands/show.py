@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -151,7 +152,8 @@ def print_tensorboard(run_dir: Path, as_json: bool) -> None:
     """The command that opens the run's training curves: SB3's own (losses, the shaped reward's
     episode return) and each checkpoint's fitness and reward components, one curve per training."""
     logs = tensorboard_logs(run_dir)
-    command = f"tensorboard --logdir {shlex.quote(str(run_dir))}" if logs else None
+    program = tensorboard_program()
+    command = f"{program or 'tensorboard'} --logdir {shlex.quote(str(run_dir))}" if logs else None
     if as_json:
         note = None if logs else NO_TENSORBOARD_LOGS
         print_json({"command": command, "logs": [str(log) for log in logs], "note": note})
@@ -161,8 +163,17 @@ def print_tensorboard(run_dir: Path, as_json: bool) -> None:
         return
     console.print(f"{len(logs)} training log(s); open them with:", highlight=False)
     console.print(f"  {command}", highlight=False, soft_wrap=True)
-    if shutil.which("tensorboard") is None:
+    if program is None:
         console.print("(the tensorboard command is not installed: pip install tensorboard)")
+
+
+def tensorboard_program() -> str | None:
+    """`tensorboard` where it is on PATH; its full path where it sits beside this interpreter
+    (a virtualenv used without activating it, as the README does); None where it is neither."""
+    if shutil.which("tensorboard"):
+        return "tensorboard"
+    beside = shutil.which("tensorboard", path=str(Path(sys.executable).parent))
+    return shlex.quote(beside) if beside else None
 
 
 def print_round(round_view: RoundView) -> None:

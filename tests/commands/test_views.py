@@ -102,7 +102,9 @@ def test_show_tensorboard_prints_the_command_for_every_trainings_curves(run_dir:
         "show", run_dir.name, "--runs-dir", run_dir.parent, "--tensorboard", "--json"
     )
     data = json.loads(out)
-    assert data["command"] == f"tensorboard --logdir {run_dir}" and data["note"] is None
+    # `tensorboard` on PATH, or the one beside this interpreter (the venv, not activated).
+    assert data["command"].endswith(f"tensorboard --logdir {run_dir}") and data["note"] is None
+    assert Path(data["command"].split()[0]).name == "tensorboard"
     logs = [Path(log) for log in data["logs"]]
     # Both trained candidates, and the final evaluation's arms (best, human, sparse; one seed).
     trained = [k for k, c in candidates(run_dir).items() if c["status"] == "trained"]
