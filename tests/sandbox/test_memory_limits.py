@@ -17,8 +17,9 @@ from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.jobs.training import TrainOutcome, make_job, train_reward
 from rewardsmith.reward.errors import ErrorCategory
 from rewardsmith.sandbox.cgroup import RunCgroup
+from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
 from rewardsmith.sandbox.executor import ProcessSandbox
-from rewardsmith.sandbox.types import Limits
+from rewardsmith.sandbox.types import Limits, Sandbox
 from tests.sandbox.launcher_probe import without_and_with
 
 LIMITS = Limits(wall_s=90, memory_mb=2048, processes=64, output_bytes=64_000)
@@ -58,7 +59,7 @@ def line() -> TaskAdapter:
     return load_task("line")
 
 
-def train(task: TaskAdapter, sandbox: ProcessSandbox, folder: Path) -> TrainOutcome:
+def train(task: TaskAdapter, sandbox: Sandbox, folder: Path) -> TrainOutcome:
     job = make_job(task, steps=512, seed=0)
     job.eval_episodes, job.n_checkpoints = 2, 2
     return train_reward(task, job, HOARD, folder, sandbox, LIMITS)
@@ -74,6 +75,21 @@ def test_memfd_pages_count_against_the_runs_memory_cgroup(
     if not sandbox.confined:
         pytest.skip("no confinement here")
     outcome = train(line, sandbox, tmp_path / "cand")
+    assert outcome.error is not None, "6 GB of memfd pages trained under a 2 GB limit"
+    assert outcome.error.category == ErrorCategory.MEMORY_LIMIT, outcome.error
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_memfd_pages_count_against_the_containers_memory_cgroup(
+    line: TaskAdapter, tmp_path: Path
+) -> None:
+    """Docker passes no --no-shared-memory to the launcher: the container's memory cgroup is
+    what must stop the hoard."""
+    ready, why = docker_status()
+    if not ready:
+        pytest.skip(f"Docker backend not usable: {why}")
+    outcome = train(line, DockerSandbox(), tmp_path / "cand")
     assert outcome.error is not None, "6 GB of memfd pages trained under a 2 GB limit"
     assert outcome.error.category == ErrorCategory.MEMORY_LIMIT, outcome.error
 

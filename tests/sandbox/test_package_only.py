@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+import sysconfig
+import venv as venv_module
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -86,3 +91,101 @@ def test_a_planted_env_beside_an_editable_checkout_stays_unread(
     assert seen[str(targets[1])].startswith("denied"), seen
     assert ".env" not in seen[str(compat_checkout)], seen
     assert seen[str(targets[4])].startswith("read"), seen  # the package itself is readable
+
+
+# The same attack through a real `editable_mode=compat` install: setuptools' own `.pth` line, not
+# a patched `_pth_paths`. The orchestrator runs in a fresh virtualenv whose only rewardsmith is
+# the checkout copy; the dependencies come from this one through a second `.pth` line.
+ORCHESTRATE = """\
+import json, sys
+from pathlib import Path
+import rewardsmith
+from rewardsmith.sandbox import process_isolation
+from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.types import Limits
+
+program, job, *targets = sys.argv[2:]
+sandbox = ProcessSandbox(use_bwrap=None if sys.argv[1] == "process" else False)
+run = sandbox.run(
+    "cProfile", [str(Path(program) / "peek.py"), *targets], [Path(job)],
+    Limits(wall_s=60, memory_mb=1024), readable=[Path(program)],
+)
+print("RESULT " + json.dumps({
+    "package": rewardsmith.__file__,
+    "granted": [str(p) for p in process_isolation.interpreter_paths()],
+    "listable": [str(p) for p in process_isolation.listable_paths()],
+    "returncode": run.returncode,
+    "output": run.output,
+}))
+"""
+
+
+def compat_install(checkout: Path, venv: Path) -> Path:
+    """`checkout` installed into a new `venv` by setuptools' `editable_mode=compat` wheel;
+    returns the venv's interpreter."""
+    wheels = checkout.parent / "wheels"
+    wheels.mkdir()
+    build = (
+        "import sys, setuptools.build_meta as backend\n"
+        "print(backend.build_editable(sys.argv[1], config_settings={'editable_mode': 'compat'}))"
+    )
+    subprocess.run(
+        [sys.executable, "-c", build, str(wheels)], cwd=checkout, check=True, capture_output=True
+    )
+    venv_module.create(venv, with_pip=False)
+    python = venv / "bin" / "python"
+    site_dir = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    [wheel] = wheels.glob("*.whl")
+    zipfile.ZipFile(wheel).extractall(site_dir)
+    [pth] = site_dir.glob("__editable__*.pth")
+    assert pth.read_text().strip() == str(checkout), "not the path `.pth` this test is about"
+    (site_dir / "zz_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    return python
+
+
+@pytest.mark.parametrize("backend", ["process", "process-nobwrap"])
+def test_a_real_compat_install_keeps_the_checkout_unread(tmp_path: Path, backend: str) -> None:
+    checkout = tmp_path / "checkout"
+    shutil.copytree(PACKAGE, checkout / "rewardsmith", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(PACKAGE.parent / name, checkout / name)
+    (checkout / ".env").write_text(f"OPENAI_API_KEY={CANARY}\n")
+    (checkout / "runs" / "other").mkdir(parents=True)
+    (checkout / "runs" / "other" / "state.sqlite").write_text(CANARY)
+    python = compat_install(checkout, tmp_path / "venv")
+    program, job = tmp_path / "program", tmp_path / "job"
+    program.mkdir()
+    job.mkdir()
+    (program / "peek.py").write_text(PEEK)
+    env_file, state = checkout / ".env", checkout / "runs" / "other" / "state.sqlite"
+    targets = [env_file, state, checkout, checkout / "rewardsmith" / "__init__.py"]
+    done = subprocess.run(
+        [python, "-c", ORCHESTRATE, backend, str(program), str(job), *map(str, targets)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
+    assert line is not None, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads(line.removeprefix("RESULT "))
+    if result["returncode"] != 0 and "refuse" in result["output"]:
+        pytest.skip(f"{backend} cannot confine here: {result['output'][-300:]}")
+    assert result["package"] == str(checkout / "rewardsmith" / "__init__.py")
+    assert result["returncode"] == 0, result["output"]
+    peek = next(x for x in result["output"].splitlines() if x.startswith("PEEK "))
+    seen = json.loads(peek.removeprefix("PEEK "))
+    assert CANARY not in result["output"], seen
+    assert seen[str(env_file)].startswith("denied"), seen
+    assert seen[str(state)].startswith("denied"), seen
+    assert ".env" not in seen[str(checkout)] and "runs" not in seen[str(checkout)], seen
+    assert seen[str(targets[3])].startswith("read"), seen  # the package itself is readable
+    assert result["listable"] == [str(checkout)]  # what `doctor` reports as listed, not read
+    assert not any(checkout.is_relative_to(p) for p in map(Path, result["granted"]))
