@@ -142,11 +142,10 @@ def process_status() -> BackendStatus:
         if memory
         else "RLIMIT_AS; no memory cgroup here, so memfd and SysV shared memory are denied",
         "files, CPU time": "rlimits (FSIZE, NOFILE, CORE, CPU); fallocate denied",
-        "disk": "reward code creates no file (training: the reward process has nothing "
-        "writable; checks: outputs opened, then sealed with Landlock); each program's folder "
-        "is also capped by polling"
-        if landlock
-        else "polled caps on each program's folder only (no Landlock to seal the disk)",
+        "disk": "reward code creates no file (training: the reward process may write nothing; "
+        "checks: outputs opened, then the disk sealed with "
+        + ("Landlock and seccomp" if landlock else "seccomp, as this kernel has no Landlock")
+        + "); each program's folder is also capped by polling",
         "reads": ", ".join(map(str, interpreter_paths()))
         + " and the system libraries"
         + "".join(f"; lists only {p} (a .pth entry)" for p in listable_paths()),

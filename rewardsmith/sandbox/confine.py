@@ -37,8 +37,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rewardsmith.sandbox.landlock import landlock_abi, restrict_filesystem
-from rewardsmith.sandbox.seccomp import install_seccomp
+from rewardsmith.sandbox.landlock import landlock_abi, restrict_filesystem, seal_writes
+from rewardsmith.sandbox.seccomp import install_seccomp, install_write_seal
 from rewardsmith.sandbox.syscall import ConfinementError, prctl, syscall
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "install_seccomp",
     "landlock_abi",
     "restrict_filesystem",
+    "seal_disk",
 ]
 
 PR_CAPBSET_DROP = 24
@@ -65,13 +66,25 @@ def confine_self(
     shared_memory: bool = True,
     attributes: bool = True,
 ) -> list[str]:
-    """no_new_privs, Landlock (if the kernel has it, or required) and seccomp; names in force."""
+    """no_new_privs, Landlock (if the kernel has it, or required) and seccomp; names in force.
+
+    With nothing `writable`, seccomp also refuses every file creation and every open for writing,
+    so nothing is written even where the kernel has no Landlock."""
     in_force = []
     if require_landlock or landlock_abi() > 0:
         in_force.append(f"landlock v{restrict_filesystem(readable, writable, listable)}")
-    install_seccomp(shared_memory=shared_memory, attributes=attributes)
-    in_force.append("seccomp")
+    install_seccomp(shared_memory=shared_memory, attributes=attributes, writes=bool(writable))
+    in_force.append("seccomp" if writable else "seccomp (no file writes)")
     return in_force
+
+
+def seal_disk() -> list[str]:
+    """From here on this process, and what it starts, can create, open for writing, rename or
+    remove no file: Landlock's read-only layer where the kernel has it, and seccomp's write seal
+    always. Descriptors opened before stay writable; returns the layers in force."""
+    in_force = ["landlock"] if seal_writes() else []
+    install_write_seal()
+    return [*in_force, "seccomp"]
 
 
 class _CapHeader(ctypes.Structure):

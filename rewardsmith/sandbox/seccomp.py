@@ -25,6 +25,10 @@ OSError the worker reports. What is denied, and why:
   changing a file's mode, owner or extended attributes, which Landlock up to ABI 7 does not
   govern (a reward that chmods a rival's folder to 000 crashes it and wins), and inotify
   watches, which would report a rival's every file event;
+- once a program has opened the files it will write (`writes=False`, or the stacked
+  `install_write_seal`): every call that creates, opens for writing, links, renames, removes or
+  truncates a file by its path, so the program and the reward it then loads have no disk to fill.
+  Landlock seals the same where the kernel has it; this holds where it does not;
 - any other architecture's calling convention (x32, 32-bit) kills the process.
 """
 
@@ -126,6 +130,31 @@ ATTRIBUTE_CHANGES = (
     "removexattrat",
     "inotify_add_watch",
 )
+# What a sealed program may no longer do by path (the architectures without the older calls,
+# such as aarch64's open and mkdir, simply do not have them). openat2's flags sit in a struct a
+# filter cannot read: it gets ENOSYS, and libc falls back to openat.
+FILE_CHANGES = (
+    "creat",
+    "mkdir",
+    "mkdirat",
+    "mknod",
+    "mknodat",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "unlink",
+    "unlinkat",
+    "rmdir",
+    "truncate",
+)
+# O_WRONLY | O_RDWR | O_CREAT | O_TRUNC (the same bits on both architectures), and the argument
+# that holds each open call's flags.
+OPEN_FOR_WRITING = 0o1 | 0o2 | 0o100 | 0o1000
+OPEN_FLAGS_ARG = {"open": 1, "openat": 2}
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (CLONE_NEWTIME's bit is the
 # exit signal in clone's flags: that namespace needs unshare or clone3, both denied).
 CLONE_NEW_MASK = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
@@ -164,14 +193,10 @@ def _unix_socket_only(call: int, family_err: int) -> bytes:
     return _insn(JEQ_K, call, jf=len(body)) + b"".join(body)
 
 
-def build_filter(
-    machine: str | None = None, *, shared_memory: bool = True, attributes: bool = True
-) -> bytes:
-    """The filter program for this machine's architecture, as packed `struct sock_filter`s."""
-    machine = machine or arch()
+def _prologue(machine: str) -> list[bytes]:
+    """Kill any other calling convention, then load the system call's number."""
     if machine not in AUDIT_ARCH:
         raise ConfinementError(f"no seccomp filter for architecture {machine!r}")
-    numbers = {**SYSCALLS[machine], **COMMON_SYSCALLS}
     prog = [
         _insn(LD_W_ABS, ARCH_OFFSET),
         _insn(JEQ_K, AUDIT_ARCH[machine], jt=1),
@@ -180,6 +205,50 @@ def build_filter(
     ]
     if machine == "x86_64":
         prog += [_insn(JGE_K, X32_SYSCALL_BIT, jf=1), _insn(RET_K, RET_KILL_PROCESS)]
+    return prog
+
+
+def _write_seal(numbers: dict[str, int]) -> list[bytes]:
+    """Deny FILE_CHANGES and opening for writing; an open for reading returns allowed. EACCES,
+    as Landlock answers: the reward's error reads the same whichever layer refused it."""
+    prog = [
+        _insn(JEQ_K, numbers[name], jf=1) + _deny(errno.EACCES)
+        for name in FILE_CHANGES
+        if name in numbers
+    ]
+    prog.append(_insn(JEQ_K, numbers["openat2"], jf=1) + _deny(errno.ENOSYS))
+    for name, index in OPEN_FLAGS_ARG.items():
+        if name in numbers:
+            prog.append(
+                _insn(JEQ_K, numbers[name], jf=4)
+                + _arg_low(index)
+                + _insn(JSET_K, OPEN_FOR_WRITING, jf=1)
+                + _deny(errno.EACCES)
+                + _insn(RET_K, RET_ALLOW)
+            )
+    return prog
+
+
+def build_seal_filter(machine: str | None = None) -> bytes:
+    """A filter of the write seal alone, to stack on the one a program already runs under."""
+    machine = machine or arch()
+    numbers = {**SYSCALLS[machine], **COMMON_SYSCALLS}
+    return b"".join([*_prologue(machine), *_write_seal(numbers), _insn(RET_K, RET_ALLOW)])
+
+
+def build_filter(
+    machine: str | None = None,
+    *,
+    shared_memory: bool = True,
+    attributes: bool = True,
+    writes: bool = True,
+) -> bytes:
+    """The filter program for this machine's architecture, as packed `struct sock_filter`s."""
+    machine = machine or arch()
+    prog = _prologue(machine)
+    numbers = {**SYSCALLS[machine], **COMMON_SYSCALLS}
+    if not writes:
+        prog += _write_seal(numbers)
     denied = [*DENIED, *([] if shared_memory else SHARED_MEMORY)]
     denied += [] if attributes else [name for name in ATTRIBUTE_CHANGES if name in numbers]
     for name in denied:
@@ -202,9 +271,20 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install_seccomp(*, shared_memory: bool = True, attributes: bool = True) -> None:
+def install_seccomp(
+    *, shared_memory: bool = True, attributes: bool = True, writes: bool = True
+) -> None:
     """Install the filter on every thread of the process (TSYNC), after setting no_new_privs."""
-    program = build_filter(shared_memory=shared_memory, attributes=attributes)
+    _install(build_filter(shared_memory=shared_memory, attributes=attributes, writes=writes))
+
+
+def install_write_seal() -> None:
+    """From here on no thread of this process, nor what it starts, can create, open for writing,
+    rename or remove a file by path; descriptors opened before stay writable."""
+    _install(build_seal_filter())
+
+
+def _install(program: bytes) -> None:
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     set_no_new_privs()

@@ -554,8 +554,8 @@ def test_cpu_time_limit(cartpole: object, sandbox: Sandbox, states: Path, tmp_pa
 def test_file_size_and_open_file_limits(
     cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, body: str, says: str
 ) -> None:
-    """Where the check program seals the disk (Landlock, `test_sealed_disk.py`) the big write is
-    refused before RLIMIT_FSIZE is reached; opening files to read still meets RLIMIT_NOFILE."""
+    """The check program seals the disk (`test_sealed_disk.py`), so the big write is refused
+    before RLIMIT_FSIZE is reached; opening files to read still meets RLIMIT_NOFILE."""
     limits = Limits(wall_s=30, memory_mb=1024, file_mb=1, open_files=128)
     report = smoke_test(
         cartpole, reward(body + OK_RETURN, ESCAPE), tmp_path, states, sandbox, limits
