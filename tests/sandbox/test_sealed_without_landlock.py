@@ -19,6 +19,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,18 +121,25 @@ print("RESULT " + json.dumps({
 """
 
 
-def test_without_landlock_the_smoke_test_refuses_a_reward_any_file(tmp_path: Path) -> None:
+def without_landlock(program: str, tmp_path: Path) -> dict[str, Any]:
+    """`program` run with ONE_SMALL_FILE's path as argv[2], where Landlock answers ENOSYS; what
+    it printed after `RESULT `, which must say the reward's write was refused."""
     if not ProcessSandbox(use_bwrap=True).bwrap:
         pytest.skip("without Landlock the process backend needs bubblewrap, which is not here")
     reward = tmp_path / "reward.py"
     reward.write_text(ONE_SMALL_FILE)
-    done = run_python(NO_LANDLOCK + SMOKE, str(tmp_path), str(reward))
+    done = run_python(NO_LANDLOCK + program, str(tmp_path), str(reward))
     line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
     assert line is not None, done.stdout[-3000:] + done.stderr[-3000:]
-    result = json.loads(line.removeprefix("RESULT "))
-    assert not any(m.startswith("landlock") for m in result["mechanisms"]), result
+    result: dict[str, Any] = json.loads(line.removeprefix("RESULT "))
     assert result["category"] == "runtime_error", result
     assert "PermissionError" in result["message"] and "note.txt" in result["message"], result
+    return result
+
+
+def test_without_landlock_the_smoke_test_refuses_a_reward_any_file(tmp_path: Path) -> None:
+    result = without_landlock(SMOKE, tmp_path)
+    assert not any(m.startswith("landlock") for m in result["mechanisms"]), result
 
 
 TRAIN = """\
@@ -159,14 +167,4 @@ print("RESULT " + json.dumps({
 
 
 def test_without_landlock_the_reward_process_of_a_training_writes_no_file(tmp_path: Path) -> None:
-    if not ProcessSandbox(use_bwrap=True).bwrap:
-        pytest.skip("without Landlock the process backend needs bubblewrap, which is not here")
-    reward = tmp_path / "reward.py"
-    reward.write_text(ONE_SMALL_FILE)
-    done = run_python(NO_LANDLOCK + TRAIN, str(tmp_path), str(reward))
-    line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
-    assert line is not None, done.stdout[-3000:] + done.stderr[-3000:]
-    result = json.loads(line.removeprefix("RESULT "))
-    assert result["written"] == [], result
-    assert result["category"] == "runtime_error", result
-    assert "PermissionError" in result["message"] and "note.txt" in result["message"], result
+    assert without_landlock(TRAIN, tmp_path)["written"] == []
