@@ -68,7 +68,8 @@ def wait_for_videos(driver: Any, timeout_s: float = 20) -> list[dict[str, Any]]:
 
 
 def click_and_wait_for_next_page(driver: Any, element: Any, timeout_s: float = 20) -> None:
-    """Click `element`, a form's submit button, and wait until the page it was on is replaced.
+    """Click `element`, a form's submit button, and wait until the page it was on is replaced
+    and the next one has loaded.
 
     Selenium's `staleness_of` knows only the W3C stale-element error, but chromedriver answers
     an element of a page that is being torn down with an inspector error ("Node with given id
@@ -89,3 +90,7 @@ def click_and_wait_for_next_page(driver: Any, element: Any, timeout_s: float = 2
 
     element.click()
     WebDriverWait(driver, timeout_s).until(replaced)
+    # The old page is gone; the next one may still be parsing (CI found `#done` missing).
+    WebDriverWait(driver, timeout_s, ignored_exceptions=[WebDriverException]).until(
+        lambda d: d.execute_script("return document.readyState") == "complete"
+    )

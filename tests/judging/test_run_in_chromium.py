@@ -73,6 +73,7 @@ def _next_page(process: subprocess.Popen[str], seen: list[str]) -> str:
 def _judge_round(driver: Any, url: str, feedback: str) -> None:
     """Play a person: watch each pair load, prefer the less fit policy, write feedback, done."""
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     driver.get(url)
     while not driver.find_elements(By.ID, "no-pair"):
@@ -84,7 +85,7 @@ def _judge_round(driver: Any, url: str, feedback: str) -> None:
     driver.find_element(By.ID, "feedback").send_keys(feedback)
     finish = driver.find_element(By.ID, "finish")
     click_and_wait_for_next_page(driver, finish)
-    assert driver.find_element(By.ID, "done")
+    assert WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.ID, "done"))
 
 
 def test_two_rounds_judged_in_chromium_select_on_the_human_scores(
