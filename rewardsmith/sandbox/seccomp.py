@@ -193,6 +193,10 @@ def _unix_socket_only(call: int, family_err: int) -> bytes:
     return _insn(JEQ_K, call, jf=len(body)) + b"".join(body)
 
 
+def _numbers(machine: str) -> dict[str, int]:
+    return {**SYSCALLS[machine], **COMMON_SYSCALLS}
+
+
 def _prologue(machine: str) -> list[bytes]:
     """Kill any other calling convention, then load the system call's number."""
     if machine not in AUDIT_ARCH:
@@ -232,8 +236,8 @@ def _write_seal(numbers: dict[str, int]) -> list[bytes]:
 def build_seal_filter(machine: str | None = None) -> bytes:
     """A filter of the write seal alone, to stack on the one a program already runs under."""
     machine = machine or arch()
-    numbers = {**SYSCALLS[machine], **COMMON_SYSCALLS}
-    return b"".join([*_prologue(machine), *_write_seal(numbers), _insn(RET_K, RET_ALLOW)])
+    prog = [*_prologue(machine), *_write_seal(_numbers(machine)), _insn(RET_K, RET_ALLOW)]
+    return b"".join(prog)
 
 
 def build_filter(
@@ -246,7 +250,7 @@ def build_filter(
     """The filter program for this machine's architecture, as packed `struct sock_filter`s."""
     machine = machine or arch()
     prog = _prologue(machine)
-    numbers = {**SYSCALLS[machine], **COMMON_SYSCALLS}
+    numbers = _numbers(machine)
     if not writes:
         prog += _write_seal(numbers)
     denied = [*DENIED, *([] if shared_memory else SHARED_MEMORY)]
