@@ -17,6 +17,7 @@ METRICS_FILE = "metrics.jsonl"
 PROGRESS_FILE = "progress.json"
 RESULT_FILE = "result.json"
 POLICY_FILE = "policy.pt"
+ACTOR_FILE = "actor.npz"  # the policy's deterministic-action layers, for the torch-free programs
 OBS_STATS_FILE = "obs_stats.npz"  # normalisation statistics (observations, and returns)
 OPTIMIZER_FILE = "optimizer.pt"
 TRAINING_STATE_FILES = (POLICY_FILE, OPTIMIZER_FILE, OBS_STATS_FILE)

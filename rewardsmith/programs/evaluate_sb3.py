@@ -2,30 +2,27 @@
 
 Runs as `python -m rewardsmith.programs.evaluate_sb3 EVAL_DIR POLICY_DIR`, after the training worker has
 exited. It reads its job from EVAL_DIR (written by the orchestrator, out of the worker's reach),
-loads only tensors from POLICY_DIR (`weights_only`, no pickle), and writes the fitness that selects
-candidates, plus the evaluation trajectories, to EVAL_DIR.
+loads only arrays from POLICY_DIR (`allow_pickle=False`; or tensors, `weights_only`, no pickle),
+and writes the fitness that selects candidates, plus the evaluation trajectories, to EVAL_DIR.
+
+The policy's deterministic action is computed in numpy from the layers the worker exported
+(`rl.sb3.actor`), so this program never imports torch; a policy numpy does not cover, or a
+policy folder from before the export, rebuilds the learner instead (`learner_policy`).
 """
 
 from __future__ import annotations
 
-import rewardsmith.programs.no_tensorboard  # noqa: F401  (first: before SB3 is imported)
-
-# isort: split
 import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
-
-import numpy as np
-import torch
 
 from rewardsmith import job_spec as files
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.job_spec import TrainJob
 from rewardsmith.rl.rollout import Policy, rollout_episodes, write_evaluation
-from rewardsmith.rl.sb3.policy_io import build_model, load_policy, obs_normalizer
-from rewardsmith.rl.sb3.vec_reward import make_vec_env
+from rewardsmith.rl.sb3.actor import actor_kind, load_actor, obs_normalizer
 
 FINAL_EVAL_SEED = 20_000
 
@@ -49,18 +46,39 @@ def untrainable(job: TrainJob) -> TrainJob:
 
 
 def trained_policy(job: TrainJob, work_dir: Path, policy_dir: Path) -> tuple[TaskAdapter, Policy]:
-    """The task and the trained policy (deterministic actions on batches of raw observations),
-    the model rebuilt from the trusted job in `work_dir` and only its weights from `policy_dir`."""
-    torch.set_num_threads(job.torch_threads)
+    """The task and the trained policy (deterministic actions on batches of raw observations):
+    its structure from the trusted job in `work_dir`, only its numbers from `policy_dir`."""
     adapter = load_task(job.task_id, work_dir / files.TASK_FILE if job.uses_task_file else None)
+    env = adapter.make_env()
+    observation_space, action_space = env.observation_space, env.action_space
+    env.close()
+    actor_file = policy_dir / files.ACTOR_FILE
+    if actor_kind(job, observation_space, action_space) and actor_file.is_file():
+        act = load_actor(actor_file, job, observation_space, action_space)
+        print(f"policy: the exported layers ({files.ACTOR_FILE}), in numpy", file=sys.stderr)
+    else:
+        act = learner_policy(job, adapter, policy_dir)
+        print(f"policy: the learner rebuilt with {files.POLICY_FILE}", file=sys.stderr)
+    normalize = obs_normalizer(policy_dir / files.OBS_STATS_FILE) if job.normalize_obs else None
+    if normalize is None:
+        return adapter, act
+    return adapter, lambda obs: act(normalize(obs))
+
+
+def learner_policy(job: TrainJob, adapter: TaskAdapter, policy_dir: Path) -> Policy:
+    """The deterministic policy of the learner rebuilt with SB3 and the worker's tensors."""
+    import rewardsmith.programs.no_tensorboard  # noqa: F401  (before SB3 is imported)
+
+    # isort: split
+    import torch
+
+    from rewardsmith.rl.sb3.policy_io import build_model, load_policy
+    from rewardsmith.rl.sb3.vec_reward import make_vec_env
+
+    torch.set_num_threads(job.torch_threads)
     model = build_model(untrainable(job), make_vec_env(adapter, job.n_envs, job.seed))
     load_policy(model, policy_dir / files.POLICY_FILE)
-    normalize = obs_normalizer(policy_dir / files.OBS_STATS_FILE) if job.normalize_obs else None
-
-    def policy(obs: np.ndarray) -> np.ndarray:
-        return model.predict(normalize(obs) if normalize else obs, deterministic=True)[0]
-
-    return adapter, policy
+    return lambda obs: model.predict(obs, deterministic=True)[0]
 
 
 def main(eval_dir: Path, policy_dir: Path) -> int:

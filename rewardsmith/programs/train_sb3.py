@@ -36,7 +36,7 @@ from rewardsmith.reward.errors import RewardError
 from rewardsmith.rl.reward_process import RewardProcess, RewardProcessDied
 from rewardsmith.rl.rollout import rollout_episodes, summarize
 from rewardsmith.rl.sb3.deferred_rewards import deferred_ppo_kwargs
-from rewardsmith.rl.sb3.policy_io import build_model
+from rewardsmith.rl.sb3.policy_io import build_model, save_actor
 from rewardsmith.rl.sb3.training_state import restore_training_state, save_training_state
 from rewardsmith.rl.sb3.vec_reward import BatchReward, ContractRewardVecEnv, make_vec_env
 
@@ -196,6 +196,7 @@ def main(job_dir: Path) -> int:
             finally:
                 # Keep what was learned so far, even when the reward failed mid-training.
                 save_training_state(model, env, scaler, job_dir)
+                save_actor(model, job_dir / files.ACTOR_FILE)
             result["steps"] = model.num_timesteps
         except RewardError as error:
             result = {"status": "error", **error.to_dict()}

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from rewardsmith.envs.adapter import Episode, TaskAdapter
-from rewardsmith.rl.sb3.vec_reward import STATE_KEY, StateFieldsWrapper, batch_actions, stack_fields
+from rewardsmith.rl.state_fields import STATE_KEY, StateFieldsWrapper, batch_actions, stack_fields
 
 Policy = Callable[[np.ndarray], np.ndarray]
 

@@ -1,5 +1,6 @@
-"""The evaluator builds its policy without an optimizer and leaves without the interpreter's teardown,
-and still scores the trained weights exactly as a fully built model does."""
+"""The evaluator computes the policy in numpy from its exported layers, or builds the learner
+without an optimizer, and leaves without the interpreter's teardown; either way it scores the
+trained weights as a fully built model does."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ import pytest
 
 from rewardsmith import job_spec as files
 from rewardsmith.envs import load_task
-from rewardsmith.jobs.training import make_job
+from rewardsmith.jobs.training import evaluate_policy, make_job, train_reward
 from rewardsmith.programs.evaluate_sb3 import untrainable
 from rewardsmith.rl.sb3.policy_io import build_model, load_policy, save_policy
 from rewardsmith.rl.sb3.vec_reward import make_vec_env
+from rewardsmith.runs import layout
+from rewardsmith.sandbox.executor import ProcessSandbox
+from rewardsmith.sandbox.types import Limits
 
 PROBE = """
 import sys
@@ -63,3 +67,24 @@ def test_the_evaluator_exits_with_its_code_and_its_output_flushed(tmp_path: Path
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 3 and done.stdout == "written"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task_id", ["cartpole", "pendulum"])
+def test_the_numpy_actor_scores_a_trained_policy_as_the_learner_does(
+    task_id: str, tmp_path: Path
+) -> None:
+    """The evaluator computes the exported layers in numpy; a policy folder without them (one
+    from before the export) gets the learner rebuilt, and the fitness is the same."""
+    adapter = load_task(task_id)
+    job = make_job(adapter, steps=2048, seed=5)
+    outcome = train_reward(adapter, job, adapter.reward_source("human"), tmp_path, ProcessSandbox())
+    assert outcome.ok, outcome.error
+    evaluator_log = tmp_path / layout.EVALUATOR_LOG
+    assert f"the exported layers ({files.ACTOR_FILE})" in evaluator_log.read_text()
+
+    (tmp_path / layout.JOB_DIR / files.ACTOR_FILE).unlink()
+    error, rebuilt = evaluate_policy(adapter, job, tmp_path, ProcessSandbox(), Limits())
+    assert error is None
+    assert f"the learner rebuilt with {files.POLICY_FILE}" in evaluator_log.read_text()
+    assert rebuilt["fitness"] == pytest.approx(outcome.fitness, rel=1e-4, abs=1e-6)

@@ -12,6 +12,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.utils import LinearSchedule
 
 from rewardsmith.job_spec import TrainJob
+from rewardsmith.rl.sb3.actor import HEAD_NAMES, hidden_names
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
 _ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh, "elu": torch.nn.ELU}
@@ -76,6 +77,28 @@ def save_policy(model: BaseAlgorithm, path: Path) -> None:
     torch.save(model.policy.state_dict(), path)
 
 
+def save_actor(model: BaseAlgorithm, path: Path) -> None:
+    """The layers of the policy's deterministic action as float32 arrays, for the evaluator and
+    the video program to compute it without torch (`rl.sb3.actor`). Nothing is written for a
+    policy whose action is more than dense layers (they then rebuild the learner)."""
+    policy: Any = model.policy
+    if isinstance(model, SAC):
+        hidden, head = policy.actor.latent_pi, policy.actor.mu
+    else:
+        hidden, head = policy.mlp_extractor.policy_net, policy.action_net
+    linears = [layer for layer in hidden if isinstance(layer, torch.nn.Linear)]
+    if not isinstance(head, torch.nn.Linear) or any(lin.bias is None for lin in [*linears, head]):
+        return
+    arrays: dict[str, Any] = {}
+    for i, layer in enumerate(linears):
+        weight_name, bias_name = hidden_names(i)
+        arrays[weight_name] = layer.weight.detach().numpy()
+        arrays[bias_name] = layer.bias.detach().numpy()
+    arrays[HEAD_NAMES[0]] = head.weight.detach().numpy()
+    arrays[HEAD_NAMES[1]] = head.bias.detach().numpy()
+    np.savez(path, **arrays)
+
+
 def load_policy(model: BaseAlgorithm, path: Path) -> None:
     """Load weights only: `weights_only=True` refuses any pickled code a candidate might plant."""
     state = torch.load(path, map_location="cpu", weights_only=True)
@@ -85,12 +108,3 @@ def load_policy(model: BaseAlgorithm, path: Path) -> None:
 def save_obs_stats(mean: np.ndarray, var: np.ndarray, path: Path, **extra: Any) -> None:
     """The observation statistics the evaluator needs; `extra` arrays let training continue."""
     np.savez(path, mean=mean, var=var, **extra)
-
-
-def obs_normalizer(path: Path, clip: float = 10.0, epsilon: float = 1e-8) -> Any:
-    """VecNormalize's observation transform, rebuilt from saved statistics without pickle."""
-    with np.load(path, allow_pickle=False) as stats:
-        mean, var = stats["mean"], stats["var"]
-    return lambda obs: np.clip((obs - mean) / np.sqrt(var + epsilon), -clip, clip).astype(
-        np.float32
-    )
