@@ -72,14 +72,19 @@ HEAD_NAMES = ("head_weight", "head_bias")
 def _checked_layers(path: Path, n_inputs: int, n_outputs: int) -> list[tuple[np.ndarray, ...]]:
     """(weight, bias) pairs, first to last, that chain from `n_inputs` to `n_outputs`."""
     try:
-        with np.load(path, allow_pickle=False) as saved:
-            arrays = {name: saved[name] for name in saved.files}
+        saved = np.load(path, allow_pickle=False)
+        if not isinstance(saved, np.lib.npyio.NpzFile):
+            raise ValueError("one array, not an archive of named arrays")
+        with saved:
+            n_hidden = (len(saved.files) - 2) // 2
+            names = [hidden_names(i) for i in range(n_hidden)] + [HEAD_NAMES]
+            if sorted(saved.files) != sorted(name for pair in names for name in pair):
+                raise ActorFileError(f"{path.name} holds unexpected arrays: {sorted(saved.files)}")
+            arrays = {name: saved[name] for name in saved.files}  # read only once the names fit
+    except ActorFileError:
+        raise
     except (OSError, ValueError, EOFError) as error:
         raise ActorFileError(f"{path.name} is not a readable array file: {error}") from error
-    n_hidden = (len(arrays) - 2) // 2
-    names = [hidden_names(i) for i in range(n_hidden)] + [HEAD_NAMES]
-    if sorted(arrays) != sorted(name for pair in names for name in pair):
-        raise ActorFileError(f"{path.name} holds unexpected arrays: {sorted(arrays)}")
     layers: list[tuple[np.ndarray, ...]] = []
     width = n_inputs
     for weight_name, bias_name in names:

@@ -144,6 +144,10 @@ def test_layer_files_that_do_not_fit_the_job_are_refused(tmp_path: Path) -> None
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ActorFileError):
         load_actor(tmp_path / "junk.npz", job, *spaces)
+    with (tmp_path / "one.npz").open("wb") as one:
+        np.save(one, np.ones((8, 4), f32))  # a lone .npy under the archive's name
+    with pytest.raises(ActorFileError, match="not an archive"):
+        load_actor(tmp_path / "one.npz", job, *spaces)
 
 
 def test_the_reward_free_programs_start_without_torch() -> None:
