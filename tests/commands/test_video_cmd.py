@@ -15,6 +15,8 @@ from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.sandbox.video_file import check_video
 
 runner = CliRunner()
+# Both tests share a run trained in the module's fixture (a real loop run, then filming).
+pytestmark = pytest.mark.slow
 
 
 def invoke(*args: str | Path) -> tuple[int, str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from rewardsmith.envs import load_task
 from rewardsmith.eureka_loop.plan import plan_message, training_steps
 from rewardsmith.eureka_loop.runner import start_run
@@ -83,6 +85,7 @@ def test_the_offline_designer_runs_the_whole_loop_and_every_record_is_versioned(
     assert _json_files_without_a_version(run_dir) == []
 
 
+@pytest.mark.slow
 def test_a_scripted_model_is_told_what_the_last_round_showed(tmp_path: Path) -> None:
     """Round 0: one good reward, one that does not parse. Round 1: no code at all, and a reward
     the preference check rejects untrained; its prompt carries round 0's reflection. The

@@ -69,6 +69,7 @@ def test_held_up_says_when_fresh_seeds_fall_short_of_the_best_s_search_result() 
     assert held_up([0.8], [0.8]) is None  # one fresh seed: no spread to judge by
 
 
+@pytest.mark.slow
 def test_a_run_plays_the_finals_and_evaluates_their_winner(tmp_path: Path) -> None:
     config = LoopConfig(
         task_id="line",

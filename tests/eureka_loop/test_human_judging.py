@@ -114,6 +114,7 @@ def test_the_run_waits_for_the_person_and_the_next_round_hears_the_feedback(
     assert round_1, "the feedback never reached the designer"
 
 
+@pytest.mark.slow
 def test_a_page_nobody_opens_times_out_and_the_run_goes_on(
     tmp_path: Path, scripted_llm: Any
 ) -> None:

@@ -159,6 +159,7 @@ def test_judge_vlm_without_any_model_is_refused_before_anything_runs(tmp_path: P
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_a_task_that_cannot_render_is_judged_an_error_and_the_run_goes_on(
     tmp_path: Path, scripted_llm: Any
 ) -> None:

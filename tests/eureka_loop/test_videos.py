@@ -22,6 +22,7 @@ def _videos(run_dir: Path) -> list[str]:
     return sorted(str(p.parent.relative_to(run_dir)) for p in run_dir.rglob("rollout.mp4"))
 
 
+@pytest.mark.slow
 def test_a_task_that_cannot_render_runs_to_the_end_and_says_why_once(tmp_path: Path) -> None:
     config = LoopConfig(
         task_id="line", rounds=1, samples=2, eval_seeds=1, sandbox="process", videos="best"

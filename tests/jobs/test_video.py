@@ -27,6 +27,7 @@ def _trained(task_id: str, folder: Path, steps: int = 1024) -> tuple[TaskAdapter
     return adapter, job
 
 
+@pytest.mark.slow
 def test_a_trained_cartpole_policy_is_filmed_and_kept_as_a_checked_mp4(
     tmp_path: Path, sandbox: Sandbox
 ) -> None:
