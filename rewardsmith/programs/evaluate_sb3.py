@@ -12,6 +12,7 @@ policy folder from before the export, rebuilds the learner instead (`learner_pol
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 from pathlib import Path
@@ -23,8 +24,12 @@ from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.job_spec import TrainJob
 from rewardsmith.rl.rollout import Policy, rollout_episodes, write_evaluation
 from rewardsmith.rl.sb3.actor import actor_kind, load_actor, obs_normalizer
+from rewardsmith.sandbox.worker_files import MissingWorkerFile, read_npz
 
 FINAL_EVAL_SEED = 20_000
+# The exported layers are read as any worker file (no link, no FIFO, capped): a network of a
+# few thousand units a layer fits; SB3's largest here (256 x 256, SAC's) is 0.3 MB.
+ACTOR_CAP = 64 * 1024 * 1024
 
 
 class _NoOptimizer:
@@ -52,9 +57,12 @@ def trained_policy(job: TrainJob, work_dir: Path, policy_dir: Path) -> tuple[Tas
     env = adapter.make_env()
     observation_space, action_space = env.observation_space, env.action_space
     env.close()
-    actor_file = policy_dir / files.ACTOR_FILE
-    if actor_kind(job, observation_space, action_space) and actor_file.is_file():
-        act = load_actor(actor_file, job, observation_space, action_space)
+    arrays = None
+    if actor_kind(job, observation_space, action_space):
+        with contextlib.suppress(MissingWorkerFile):  # a folder from before the export
+            arrays = read_npz(policy_dir, files.ACTOR_FILE, ACTOR_CAP, ACTOR_CAP)
+    if arrays is not None:
+        act = load_actor(arrays, job, observation_space, action_space)
         print(f"policy: the exported layers ({files.ACTOR_FILE}), in numpy", file=sys.stderr)
     else:
         act = learner_policy(job, adapter, policy_dir)

@@ -16,14 +16,14 @@ caller rebuilds the learner instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from rewardsmith.job_spec import TrainJob
+from rewardsmith.job_spec import ACTOR_FILE, TrainJob
 
 # The policy_kwargs that change nothing about the deterministic action's arithmetic beyond the
 # layers' sizes (read from the file) and the activation (from the job).
@@ -69,22 +69,14 @@ def hidden_names(i: int) -> tuple[str, str]:
 HEAD_NAMES = ("head_weight", "head_bias")
 
 
-def _checked_layers(path: Path, n_inputs: int, n_outputs: int) -> list[tuple[np.ndarray, ...]]:
+def _checked_layers(
+    arrays: Mapping[str, np.ndarray], n_inputs: int, n_outputs: int
+) -> list[tuple[np.ndarray, ...]]:
     """(weight, bias) pairs, first to last, that chain from `n_inputs` to `n_outputs`."""
-    try:
-        saved = np.load(path, allow_pickle=False)
-        if not isinstance(saved, np.lib.npyio.NpzFile):
-            raise ValueError("one array, not an archive of named arrays")
-        with saved:
-            n_hidden = (len(saved.files) - 2) // 2
-            names = [hidden_names(i) for i in range(n_hidden)] + [HEAD_NAMES]
-            if sorted(saved.files) != sorted(name for pair in names for name in pair):
-                raise ActorFileError(f"{path.name} holds unexpected arrays: {sorted(saved.files)}")
-            arrays = {name: saved[name] for name in saved.files}  # read only once the names fit
-    except ActorFileError:
-        raise
-    except (OSError, ValueError, EOFError) as error:
-        raise ActorFileError(f"{path.name} is not a readable array file: {error}") from error
+    n_hidden = (len(arrays) - 2) // 2
+    names = [hidden_names(i) for i in range(n_hidden)] + [HEAD_NAMES]
+    if sorted(arrays) != sorted(name for pair in names for name in pair):
+        raise ActorFileError(f"{ACTOR_FILE} holds unexpected arrays: {sorted(arrays)}")
     layers: list[tuple[np.ndarray, ...]] = []
     width = n_inputs
     for weight_name, bias_name in names:
@@ -97,21 +89,25 @@ def _checked_layers(path: Path, n_inputs: int, n_outputs: int) -> list[tuple[np.
             or bias.shape != weight.shape[:1]
         ):
             raise ActorFileError(
-                f"{path.name}: {weight_name} {weight.dtype}{weight.shape} and {bias_name} "
+                f"{ACTOR_FILE}: {weight_name} {weight.dtype}{weight.shape} and {bias_name} "
                 f"{bias.dtype}{bias.shape} do not take {width} inputs"
             )
         layers.append((weight.T.copy(), bias))
         width = weight.shape[0]
     if width != n_outputs:
-        raise ActorFileError(f"{path.name}: the last layer gives {width} outputs, not {n_outputs}")
+        raise ActorFileError(f"{ACTOR_FILE}: the last layer gives {width} outputs, not {n_outputs}")
     return layers
 
 
 def load_actor(
-    path: Path, job: TrainJob, observation_space: gym.Space, action_space: gym.Space
+    arrays: Mapping[str, np.ndarray],
+    job: TrainJob,
+    observation_space: gym.Space,
+    action_space: gym.Space,
 ) -> Callable[[np.ndarray], np.ndarray]:
     """The deterministic policy (a batch of raw observations to a batch of actions) from the
-    worker's exported layers; raises `ActorFileError` when they do not fit the job's task."""
+    worker's exported layers (the arrays of its `actor.npz`, read by the caller as a worker
+    file); raises `ActorFileError` when they do not fit the job's task."""
     kind = actor_kind(job, observation_space, action_space)
     if kind is None:
         raise ValueError(f"a {job.algo} policy with {job.hyperparams} is not computed in numpy")
@@ -119,7 +115,7 @@ def load_actor(
     n_inputs = int(np.prod(observation_space.shape or ()))
     space: Any = action_space
     n_outputs = int(space.n) if kind == CATEGORICAL else int(np.prod(action_shape))
-    layers = _checked_layers(path, n_inputs, n_outputs)
+    layers = _checked_layers(arrays, n_inputs, n_outputs)
     activation_name = job.hyperparams.get("policy_kwargs", {}).get(
         "activation_fn", _DEFAULT_ACTIVATION[job.algo]
     )

@@ -3,6 +3,7 @@ refuses layer files that do not fit the job; the reward-free programs start with
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from rewardsmith import job_spec as files
 from rewardsmith.envs import load_task
 from rewardsmith.job_spec import TrainJob
 from rewardsmith.jobs.training import make_job
+from rewardsmith.programs.evaluate_sb3 import trained_policy
 from rewardsmith.rl.sb3.actor import (
     CATEGORICAL,
     CLIPPED_MEAN,
@@ -26,6 +28,7 @@ from rewardsmith.rl.sb3.actor import (
 )
 from rewardsmith.rl.sb3.policy_io import build_model, save_actor
 from rewardsmith.rl.sb3.vec_reward import make_vec_env
+from rewardsmith.sandbox.worker_files import WorkerFileError
 
 CASES = {
     # task, algo, extra hyperparameters, the head the actor uses
@@ -76,7 +79,9 @@ def test_numpy_gives_sb3s_deterministic_action(case: str, tmp_path: Path) -> Non
     save_actor(model, tmp_path / files.ACTOR_FILE)
     env = adapter.make_env()
     assert actor_kind(job, env.observation_space, env.action_space) == kind
-    act = load_actor(tmp_path / files.ACTOR_FILE, job, env.observation_space, env.action_space)
+    with np.load(tmp_path / files.ACTOR_FILE, allow_pickle=False) as saved:
+        arrays = {name: saved[name] for name in saved.files}
+    act = load_actor(arrays, job, env.observation_space, env.action_space)
 
     obs = np.random.default_rng(0).normal(scale=3.0, size=(256, *env.observation_space.shape))
     expected = model.predict(obs, deterministic=True)[0]
@@ -104,25 +109,24 @@ def test_policies_numpy_does_not_cover_rebuild_the_learner() -> None:
     )
 
 
-def _saved(tmp_path: Path, **arrays: np.ndarray) -> Path:
-    path = tmp_path / files.ACTOR_FILE
-    np.savez(path, **arrays)
-    return path
-
-
-def test_layer_files_that_do_not_fit_the_job_are_refused(tmp_path: Path) -> None:
-    env = load_task("cartpole").make_env()
-    job = _job("cartpole", "ppo", {})
-    spaces = (env.observation_space, env.action_space)
+def _good_layers() -> dict[str, np.ndarray]:
     f32 = np.float32
-    good = {
+    return {
         "hidden_weight_0": np.ones((8, 4), f32),
         "hidden_bias_0": np.zeros(8, f32),
         "head_weight": np.ones((2, 8), f32),
         "head_bias": np.zeros(2, f32),
     }
-    assert load_actor(_saved(tmp_path, **good), job, *spaces)(np.ones((3, 4))).shape == (3,)
-    bad_files = {
+
+
+def test_layers_that_do_not_fit_the_job_are_refused() -> None:
+    env = load_task("cartpole").make_env()
+    job = _job("cartpole", "ppo", {})
+    spaces = (env.observation_space, env.action_space)
+    f32 = np.float32
+    good = _good_layers()
+    assert load_actor(good, job, *spaces)(np.ones((3, 4))).shape == (3,)
+    bad_layers = {
         "wrong input width": {**good, "hidden_weight_0": np.ones((8, 5), f32)},
         "wrong action count": {
             **good,
@@ -133,21 +137,47 @@ def test_layer_files_that_do_not_fit_the_job_are_refused(tmp_path: Path) -> None
         "an extra array": {**good, "payload": np.zeros(1, f32)},
         "float64 weights": {**good, "head_weight": np.ones((2, 8))},
     }
-    for why, arrays in bad_files.items():
+    for why, arrays in bad_layers.items():
         with pytest.raises(ActorFileError):
-            load_actor(_saved(tmp_path, **arrays), job, *spaces)
+            load_actor(arrays, job, *spaces)
             pytest.fail(why)
-    pickled = tmp_path / "pickled.npz"
-    np.savez(pickled, **{**good, "head_bias": np.array([object(), object()], dtype=object)})
-    with pytest.raises(ActorFileError, match="not a readable array file"):
-        load_actor(pickled, job, *spaces)
-    (tmp_path / "junk.npz").write_bytes(b"not a zip")
-    with pytest.raises(ActorFileError):
-        load_actor(tmp_path / "junk.npz", job, *spaces)
-    with (tmp_path / "one.npz").open("wb") as one:
-        np.save(one, np.ones((8, 4), f32))  # a lone .npy under the archive's name
-    with pytest.raises(ActorFileError, match="not an archive"):
-        load_actor(tmp_path / "one.npz", job, *spaces)
+
+
+def _policy_dir(tmp_path: Path) -> tuple[TrainJob, Path]:
+    """An evaluation folder with the job, and a policy folder the test fills as a worker would."""
+    job = _job("cartpole", "ppo", {})
+    work, policy = tmp_path / "eval", tmp_path / "job"
+    work.mkdir()
+    policy.mkdir()
+    job.write(work)
+    return job, policy
+
+
+def test_the_evaluator_reads_the_layers_as_a_worker_file(tmp_path: Path) -> None:
+    """The worker wrote `actor.npz`, so it is read as hostile: an archive of plain arrays, no
+    link followed, no FIFO opened, size capped. A link to a good archive is refused too (the old
+    reader followed it)."""
+    job, policy = _policy_dir(tmp_path)
+    elsewhere = tmp_path / "elsewhere.npz"
+    np.savez(elsewhere, **_good_layers())
+    actor = policy / files.ACTOR_FILE
+    actor.symlink_to(elsewhere)
+    with pytest.raises(WorkerFileError, match="symbolic link"):
+        trained_policy(job, tmp_path / "eval", policy)
+    actor.unlink()
+    os.mkfifo(actor)
+    with pytest.raises(WorkerFileError, match="FIFO"):
+        trained_policy(job, tmp_path / "eval", policy)
+    actor.unlink()
+    np.savez(actor, **{**_good_layers(), "head_bias": np.array([object(), object()], dtype=object)})
+    with pytest.raises(WorkerFileError, match=r"not a readable \.npz"):
+        trained_policy(job, tmp_path / "eval", policy)
+    actor.write_bytes(b"not a zip")
+    with pytest.raises(WorkerFileError, match=r"not a readable \.npz"):
+        trained_policy(job, tmp_path / "eval", policy)
+    np.savez(actor, **_good_layers())
+    _, act = trained_policy(job, tmp_path / "eval", policy)
+    assert act(np.ones((3, 4))).shape == (3,)
 
 
 def test_the_reward_free_programs_start_without_torch() -> None:
