@@ -27,8 +27,9 @@ from rewardsmith.rl.sb3.actor import actor_kind, load_actor, obs_normalizer
 from rewardsmith.sandbox.worker_files import MissingWorkerFile, read_npz
 
 FINAL_EVAL_SEED = 20_000
-# The exported layers are read as any worker file (no link, no FIFO, capped): a network of a
-# few thousand units a layer fits; SB3's largest here (256 x 256, SAC's) is 0.3 MB.
+# The exported layers and the observation statistics are read as any worker file (no link, no
+# FIFO, capped): a network of a few thousand units a layer fits; SB3's largest here (256 x 256,
+# SAC's) is 0.3 MB.
 ACTOR_CAP = 64 * 1024 * 1024
 
 
@@ -67,9 +68,10 @@ def trained_policy(job: TrainJob, work_dir: Path, policy_dir: Path) -> tuple[Tas
     else:
         act = learner_policy(job, adapter, policy_dir)
         print(f"policy: the learner rebuilt with {files.POLICY_FILE}", file=sys.stderr)
-    normalize = obs_normalizer(policy_dir / files.OBS_STATS_FILE) if job.normalize_obs else None
-    if normalize is None:
+    if not job.normalize_obs:
         return adapter, act
+    stats = read_npz(policy_dir, files.OBS_STATS_FILE, ACTOR_CAP, ACTOR_CAP)
+    normalize = obs_normalizer(stats)
     return adapter, lambda obs: act(normalize(obs))
 
 

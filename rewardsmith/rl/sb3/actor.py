@@ -17,7 +17,6 @@ caller rebuilds the learner instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -140,11 +139,13 @@ def load_actor(
 
 
 def obs_normalizer(
-    path: Path, clip: float = 10.0, epsilon: float = 1e-8
+    stats: Mapping[str, np.ndarray], clip: float = 10.0, epsilon: float = 1e-8
 ) -> Callable[[np.ndarray], np.ndarray]:
-    """VecNormalize's observation transform, rebuilt from saved statistics without pickle."""
-    with np.load(path, allow_pickle=False) as stats:
+    """VecNormalize's observation transform, rebuilt from the saved statistics' arrays."""
+    try:
         mean, var = stats["mean"], stats["var"]
+    except KeyError as missing:
+        raise ActorFileError(f"the observation statistics lack {missing}") from None
     return lambda obs: np.clip((obs - mean) / np.sqrt(var + epsilon), -clip, clip).astype(
         np.float32
     )

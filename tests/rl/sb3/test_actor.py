@@ -3,6 +3,7 @@ refuses layer files that do not fit the job; the reward-free programs start with
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -177,6 +178,19 @@ def test_the_evaluator_reads_the_layers_as_a_worker_file(tmp_path: Path) -> None
         trained_policy(job, tmp_path / "eval", policy)
     np.savez(actor, **_good_layers())
     _, act = trained_policy(job, tmp_path / "eval", policy)
+    assert act(np.ones((3, 4))).shape == (3,)
+
+    # The observation statistics come from the same folder, under the same rules.
+    normalized = dataclasses.replace(job, normalize_obs=True)
+    normalized.write(tmp_path / "eval")
+    stats = policy / files.OBS_STATS_FILE
+    np.savez(elsewhere, mean=np.zeros(4), var=np.ones(4))
+    stats.symlink_to(elsewhere)
+    with pytest.raises(WorkerFileError, match="symbolic link"):
+        trained_policy(normalized, tmp_path / "eval", policy)
+    stats.unlink()
+    np.savez(stats, mean=np.zeros(4), var=np.ones(4))
+    _, act = trained_policy(normalized, tmp_path / "eval", policy)
     assert act(np.ones((3, 4))).shape == (3,)
 
 
