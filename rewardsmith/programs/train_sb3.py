@@ -26,6 +26,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecNormalize
 from typing_extensions import override
 
+import rewardsmith.programs.no_dynamo  # noqa: F401  (before torch builds an optimizer)
 from rewardsmith import job_spec as files
 from rewardsmith.atomic import write_record
 from rewardsmith.envs import load_task
