@@ -1,4 +1,4 @@
-"""What the evaluator's compilation cache saves on the JAX backend (`jobs/evaluator_cache.py`).
+"""What the evaluator's compilation cache saves on the JAX backend (`jobs/compile_store.py`).
 
 For each task: one JAX training on the human reward (a small budget: the evaluator's cost does
 not depend on it), then its reward-free evaluation again and again in the process sandbox,
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.envs import load_task
-from rewardsmith.jobs import evaluator_cache
+from rewardsmith.jobs import compile_store
 from rewardsmith.jobs.training import evaluate_policy, make_job, train_reward
 from rewardsmith.jobs.training_jax import EVALUATOR_MODULE
 from rewardsmith.sandbox.executor import ProcessSandbox
@@ -43,7 +43,7 @@ def timed_evaluation(task: str, candidate: Path, store: Path) -> tuple[float, fl
         adapter, job, candidate, ProcessSandbox(), Limits(wall_s=3600), EVALUATOR_MODULE, [store]
     )
     wall = time.monotonic() - start
-    added = evaluator_cache.harvest(candidate / "eval", store)
+    added = compile_store.harvest(candidate / "eval", store)
     if error is not None:
         raise SystemExit(f"{task}: evaluation failed: {error}")
     return wall, record.get("fitness"), added
@@ -52,7 +52,7 @@ def timed_evaluation(task: str, candidate: Path, store: Path) -> tuple[float, fl
 def measure(task: str, repeats: int, folder: Path) -> dict[str, Any]:
     """Train once (no cache), then alternate cold and warm evaluations of that policy."""
     adapter = load_task(task)
-    os.environ[evaluator_cache.CACHE_ENV] = "off"
+    os.environ[compile_store.CACHE_ENV] = "off"
     job = make_job(adapter, steps=2048, seed=0, backend="jax")
     candidate = folder / task
     outcome = train_reward(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rewardsmith.jobs.evaluator_cache import CACHE_ENV
+from rewardsmith.jobs.compile_store import CACHE_ENV
 from rewardsmith.sandbox.docker_backend import DockerSandbox, docker_status
 from rewardsmith.sandbox.executor import ProcessSandbox
 from rewardsmith.sandbox.types import Sandbox
@@ -43,7 +43,7 @@ LONGEST_FIRST = (
     "tests/eureka_loop/test_halving.py",
     "tests/cluster/test_ray_executor.py",
     "tests/eureka_loop/test_resume.py",
-    "tests/jobs/test_evaluator_cache.py",
+    "tests/jobs/test_compile_store.py",
     "tests/sandbox/test_docker_hygiene.py",
     "tests/commands/test_task_file_runs.py",
 )

@@ -16,7 +16,7 @@ from typing import Any
 from rewardsmith import job_spec as files
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.job_spec import TrainJob
-from rewardsmith.jobs import evaluator_cache
+from rewardsmith.jobs import compile_store
 from rewardsmith.jobs.records import read_result
 from rewardsmith.reward.errors import RewardError
 from rewardsmith.runs import layout
@@ -124,12 +124,12 @@ def train_reward_jax(
         outcome.error, outcome.steps = trained.record.error, trained.record.steps
     _read_checkpoints(outcome, job_dir, trained.run)
     if outcome.error is None:
-        store = evaluator_cache.store_for(job.task_id)
+        store = compile_store.store_for(job.task_id, "evaluator")
         outcome.error, outcome.evaluation = evaluate_policy(
             adapter, job, candidate_dir, sandbox, limits, EVALUATOR_MODULE, [store] if store else []
         )
         if store is not None:
-            evaluator_cache.harvest(eval_dir, store)
+            compile_store.harvest(eval_dir, store)
         outcome.ok = outcome.error is None
     if on_progress is not None and outcome.ok:
         on_progress(job.steps, job.steps)

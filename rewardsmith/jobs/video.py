@@ -20,6 +20,7 @@ from rewardsmith import job_spec as files
 from rewardsmith.atomic import write_bytes
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.job_spec import TrainJob
+from rewardsmith.jobs import compile_store
 from rewardsmith.jobs.records import BadRecord, checked, integer, obj, text
 from rewardsmith.jobs.training import task_input
 from rewardsmith.rl.video import Keyframes, VideoLimits, keyframes_npz
@@ -139,9 +140,14 @@ def record_video(
         return VideoOutcome(None, f"no video program for the {job.backend!r} backend")
     program, wall_s = PROGRAMS[job.backend]
     job_dir, work_dir = candidate_dir / layout.JOB_DIR, candidate_dir / layout.VIDEO_DIR
+    # The JAX program compiles its episode (minutes on MJX): the task's earlier videos left it.
+    store = compile_store.store_for(job.task_id, "video") if job.backend == "jax" else None
+    stores = [store] if store is not None else []
     kept: list[VideoOutcome] = []
 
     def read_and_keep(folder: Path) -> VideoOutcome:
+        if store is not None:
+            compile_store.harvest(folder, store)
         outcome = _keep(folder, dest, keyframes_dest)
         kept.append(outcome)
         return outcome
@@ -149,7 +155,7 @@ def record_video(
     ran = run_job(
         sandbox,
         program,
-        [str(work_dir), str(job_dir)],
+        [str(work_dir), str(job_dir), *map(str, stores)],
         workdir=work_dir,
         inputs={
             files.JOB_FILE: job.to_json(),
@@ -157,13 +163,13 @@ def record_video(
         },
         limits=(limits or Limits(memory_mb=VIDEO_MEMORY_MB)).within(
             wall_s=wall_s,
-            disk_mb=VIDEO_DISK_MB,
-            disk_files=VIDEO_DISK_FILES,
+            disk_mb=VIDEO_DISK_MB + (compile_store.COPY_DISK_MB if stores else 0),
+            disk_files=VIDEO_DISK_FILES + (compile_store.COPY_FILES if stores else 0),
         ),
         log_path=layout.program_log(work_dir, "video"),
         read=read_and_keep,
         what="recording the video",
-        readable=[job_dir],
+        readable=[job_dir, *stores],
         scratch=True,
     )
     if ran.error is not None:

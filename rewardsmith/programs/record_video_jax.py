@@ -1,10 +1,12 @@
 """The JAX video program: film the episode the JAX evaluator measured, in the JAX environment.
 
-Runs as `python -m rewardsmith.programs.record_video_jax WORK_DIR POLICY_DIR` after the worker
-has exited, with the same contract as `record_video` (the SB3 program): the network is rebuilt
-from the orchestrator's job file in WORK_DIR like `evaluate_jax` does, only the parameter arrays
-come from POLICY_DIR, and it writes WORK_DIR/rollout.mp4, WORK_DIR/keyframes.npz and
-WORK_DIR/video.json (frames, or why there is no video).
+Runs as `python -m rewardsmith.programs.record_video_jax WORK_DIR POLICY_DIR [CACHE_STORE]` after
+the worker has exited, with the same contract as `record_video` (the SB3 program): the network is
+rebuilt from the orchestrator's job file in WORK_DIR like `evaluate_jax` does, only the parameter
+arrays come from POLICY_DIR, and it writes WORK_DIR/rollout.mp4, WORK_DIR/keyframes.npz and
+WORK_DIR/video.json (frames, or why there is no video). With a store (read-only), the episode's
+compiled program is reused and a new one left for the orchestrator to keep, as the evaluator does
+(`rewardsmith.rl.jax.compile_cache`).
 
 The episode is the evaluator's first, played again in the task's own JAX environment: the same
 key (`FINAL_EVAL_SEED + job.seed`, split as the evaluator splits it for its batch, so the reset is
@@ -68,7 +70,7 @@ class PlayedEpisode:
     """The frame cap ended the episode before it terminated or reached its length."""
 
 
-def main(work_dir: Path, policy_dir: Path) -> int:
+def main(work_dir: Path, policy_dir: Path, store: Path | None = None) -> int:
     """Record the video; a rendering failure is a reason in video.json, never a failed exit."""
     # The sandbox turns MuJoCo's GL off for every program (none other renders): this one picks
     # the headless backend the machine has, before JAX, Brax or MuJoCo is imported.
@@ -78,6 +80,10 @@ def main(work_dir: Path, policy_dir: Path) -> int:
     from rewardsmith.rl.jax import prepare_process
 
     prepare_process()
+    if store is not None:
+        from rewardsmith.rl.jax.compile_cache import use as use_compile_cache
+
+        use_compile_cache(store, work_dir)
     from rewardsmith.rl.jax.policy import PARAMS_FILE, config_from_job, load_params, make_policy_fn
     from rewardsmith.rl.jax.tasks import jax_task
 
@@ -278,4 +284,4 @@ def gymnasium_frames(
 if __name__ == "__main__":
     from rewardsmith.programs.fast_exit import exit_now
 
-    exit_now(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    exit_now(main(*map(Path, sys.argv[1:4])))

@@ -20,6 +20,7 @@ from rewardsmith import job_spec as files
 from rewardsmith.envs import load_task
 from rewardsmith.envs.adapter import TaskAdapter
 from rewardsmith.job_spec import TrainJob
+from rewardsmith.jobs import compile_store
 from rewardsmith.jobs.training import make_job, train_reward
 from rewardsmith.jobs.video import record_video
 from rewardsmith.rl.trajectories import load_episodes
@@ -58,12 +59,17 @@ def _first_evaluated_length(candidate_dir: Path) -> int:
 
 
 @pytest.mark.slow
-def test_a_jax_cartpole_policy_is_filmed_in_its_own_episode_and_kept(tmp_path: Path) -> None:
+def test_a_jax_cartpole_policy_is_filmed_in_its_own_episode_and_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("pygame", reason="classic-control frames need pygame")
+    monkeypatch.setenv(compile_store.CACHE_ENV, str(tmp_path / "cache"))
     adapter, job = _trained_on_jax("cartpole", tmp_path, steps=2048)
     dest, stills = tmp_path / "rollout.mp4", tmp_path / "keyframes.npz"
+    store = tmp_path / "cache" / "xla-video" / "cartpole"
 
     outcome = record_video(adapter, job, tmp_path, dest, ProcessSandbox(), keyframes_dest=stills)
+    stored = {p.name: p.stat().st_mtime_ns for p in store.iterdir()}
 
     assert outcome.reason is None, outcome.reason
     assert outcome.path == dest and check_video(dest, 8 * 1024 * 1024) is None
@@ -79,6 +85,13 @@ def test_a_jax_cartpole_policy_is_filmed_in_its_own_episode_and_kept(tmp_path: P
     assert kept.dtype == np.uint8 and kept.shape[1:] == (134, 200, 3)
     assert seconds[0] == 0.0 and seconds[-1] == (outcome.frames - 1) / 50  # CartPole: 50 fps
     assert not (tmp_path / "video").exists()  # the program's folder is scratch
+
+    # The task's next video compiles nothing: the first left its episode's program in the store.
+    assert stored, "the first video leaves its compiled programs in the store"
+    again = record_video(adapter, job, tmp_path, tmp_path / "again.mp4", ProcessSandbox())
+    assert again.reason is None and again.frames == outcome.frames, again.reason
+    assert {p.name: p.stat().st_mtime_ns for p in store.iterdir()} == stored
+    np.testing.assert_array_equal(iio.imread(tmp_path / "again.mp4", index=None), frames)
 
 
 # Run in a child process: this one stays free of JAX (it forks the sandboxed programs).

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rewardsmith.jobs import evaluator_cache
-from rewardsmith.jobs.evaluator_cache import SUBDIR, harvest, store_for
+from rewardsmith.jobs import compile_store
+from rewardsmith.jobs.compile_store import SUBDIR, harvest, store_for
 
 ENTRY = "jit_rollout-" + "ab" * 32 + "-cache"
 
@@ -17,11 +17,11 @@ ENTRY = "jit_rollout-" + "ab" * 32 + "-cache"
 def test_the_store_is_per_task_under_the_cache_dir_and_can_be_turned_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(evaluator_cache.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(compile_store.CACHE_ENV, str(tmp_path / "cache"))
     assert store_for("halfcheetah") == tmp_path / "cache" / "xla-evaluator" / "halfcheetah"
     assert (tmp_path / "cache" / "xla-evaluator" / "halfcheetah").is_dir()
     assert store_for("../../etc") is None
-    monkeypatch.setenv(evaluator_cache.CACHE_ENV, "off")
+    monkeypatch.setenv(compile_store.CACHE_ENV, "off")
     assert store_for("cartpole") is None
 
 
@@ -75,7 +75,7 @@ def test_a_second_evaluation_of_the_task_compiles_nothing(
     from rewardsmith.sandbox.executor import ProcessSandbox
     from rewardsmith.sandbox.types import Limits
 
-    monkeypatch.setenv(evaluator_cache.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(compile_store.CACHE_ENV, str(tmp_path / "cache"))
     adapter = load_task("cartpole")
     job = make_job(adapter, steps=1024, seed=0, backend="jax")
     source = adapter.reward_source("human")
