@@ -14,13 +14,16 @@ from rewardsmith.jobs.compile_store import SUBDIR, harvest, store_for
 ENTRY = "jit_rollout-" + "ab" * 32 + "-cache"
 
 
-def test_the_store_is_per_task_under_the_cache_dir_and_can_be_turned_off(
+def test_the_store_is_per_program_and_task_under_the_cache_dir_and_can_be_turned_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(compile_store.CACHE_ENV, str(tmp_path / "cache"))
     assert store_for("halfcheetah") == tmp_path / "cache" / "xla-evaluator" / "halfcheetah"
     assert (tmp_path / "cache" / "xla-evaluator" / "halfcheetah").is_dir()
     assert store_for("../../etc") is None
+    assert store_for("halfcheetah", "video") == tmp_path / "cache" / "xla-video" / "halfcheetah"
+    with pytest.raises(ValueError, match="evaluator, video"):
+        store_for("cartpole", "train_jax")  # a program that runs reward code gets none
     monkeypatch.setenv(compile_store.CACHE_ENV, "off")
     assert store_for("cartpole") is None
 
