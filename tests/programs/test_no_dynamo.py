@@ -7,6 +7,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+# Fresh interpreters that train or import TorchDynamo: 20 s in all. The fast tier's trainings run
+# with the stand-in anyway.
+pytestmark = pytest.mark.slow
+
 # Trains a tiny PPO and a tiny SAC in a fresh interpreter; prints their weights' checksums and what
 # `torch._dynamo` was at the end.
 TRAIN = """
