@@ -57,6 +57,8 @@ def test_sigkill_then_ctrl_c_then_resume_repeats_no_llm_call(tmp_path: Path, scr
         "--parallel",
         "1",
         "--no-evaluate",
+        "--videos",  # what is filmed is not what this test is about
+        "none",
         "--runs-dir",
         str(tmp_path),
         "--sandbox",

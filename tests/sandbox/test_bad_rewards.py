@@ -1,8 +1,11 @@
 """Every case of docs BAD_REWARDS.md (2-24) ends in its named category, on every backend we have.
 
 Static cases (2-5) never start a sandbox. Smoke cases (6-12) run `smoke_test` and training cases
-(13-24) run `train_reward` on CartPole with tiny budgets, each on the process backend and, where an
-engine and the worker image are ready, on Docker. Reward code cannot import `os` (the static check
+(13-24) run `train_reward` on CartPole with tiny budgets. The contract's checks (6-14) are made by
+the sandboxed programs themselves, the same code whatever confines them, so they run on the
+process backend; the attacks on confinement (15-24, the other rlimits, a forged score) run through
+every backend: the process backend with and without bubblewrap and, where an engine and the
+worker image are ready, Docker. Reward code cannot import `os` (the static check
 refuses it, and `typing.sys` too), so the hostile rewards here reach it the way a determined one
 would, through strings the static check cannot follow: the sandbox, not the static check, is what
 has to hold.
@@ -56,6 +59,12 @@ def job_processes(job_dir: Path) -> list[int]:
             except OSError:
                 pass
     return found
+
+
+@pytest.fixture
+def contract_sandbox() -> Sandbox:
+    """Where the contract's checks run: the checks are the programs' own code on every backend."""
+    return ProcessSandbox()
 
 
 # --- 2-5: static checks, before any sandbox -----------------------------------------------------
@@ -120,19 +129,23 @@ def smoke(
 @pytest.mark.parametrize("value", ["None", "'high'", "1.5"])
 @pytest.mark.slow
 def test_06_return_type(
-    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, value: str
+    cartpole: object, contract_sandbox: Sandbox, states: Path, tmp_path: Path, value: str
 ) -> None:
-    expect(smoke(cartpole, sandbox, states, tmp_path, f"    return {value}\n"), E.RETURN_TYPE_ERROR)
+    expect(
+        smoke(cartpole, contract_sandbox, states, tmp_path, f"    return {value}\n"),
+        E.RETURN_TYPE_ERROR,
+    )
 
 
 @pytest.mark.parametrize(
     "total", ["np.ones((len(action), 1))", "np.float64(1.0)", "np.sum(np.ones(len(action)))"]
 )
 def test_07_total_shape(
-    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, total: str
+    cartpole: object, contract_sandbox: Sandbox, states: Path, tmp_path: Path, total: str
 ) -> None:
     error = expect(
-        smoke(cartpole, sandbox, states, tmp_path, f"    return {total}, {{}}\n"), E.SHAPE_ERROR
+        smoke(cartpole, contract_sandbox, states, tmp_path, f"    return {total}, {{}}\n"),
+        E.SHAPE_ERROR,
     )
     assert "[64]" in error.message  # expected vs got
 
@@ -144,21 +157,23 @@ def test_07_total_shape(
 )
 def test_08_component_shape_or_dtype(
     cartpole: object,
-    sandbox: Sandbox,
+    contract_sandbox: Sandbox,
     states: Path,
     tmp_path: Path,
     component: str,
     category: ErrorCategory,
 ) -> None:
     body = f"    return np.ones(len(action)), {{'c': {component}}}\n"
-    assert expect(smoke(cartpole, sandbox, states, tmp_path, body), category).component == "c"
+    assert (
+        expect(smoke(cartpole, contract_sandbox, states, tmp_path, body), category).component == "c"
+    )
 
 
 def test_09_name_error_shows_the_users_frame_only(
-    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path
+    cartpole: object, contract_sandbox: Sandbox, states: Path, tmp_path: Path
 ) -> None:
     error = expect(
-        smoke(cartpole, sandbox, states, tmp_path, "    return undefined_name, {}\n"),
+        smoke(cartpole, contract_sandbox, states, tmp_path, "    return undefined_name, {}\n"),
         E.RUNTIME_ERROR,
     )
     assert "NameError" in error.message
@@ -172,13 +187,13 @@ def test_09_name_error_shows_the_users_frame_only(
     ids=["nan", "exp-overflow"],
 )
 def test_10_nonfinite_names_the_component(
-    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, value: str
+    cartpole: object, contract_sandbox: Sandbox, states: Path, tmp_path: Path, value: str
 ) -> None:
     body = f"""\
     bad = {value}
     return np.zeros(len(action)), {{'upright': np.ones(len(action)), 'bad': bad}}
 """
-    error = expect(smoke(cartpole, sandbox, states, tmp_path, body), E.NONFINITE_REWARD)
+    error = expect(smoke(cartpole, contract_sandbox, states, tmp_path, body), E.NONFINITE_REWARD)
     assert error.component == "bad"
 
 
@@ -191,24 +206,26 @@ def test_10_nonfinite_names_the_component(
     ids=["random", "clock"],
 )
 def test_11_nondeterministic_is_a_warning(
-    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path, noise: str
+    cartpole: object, contract_sandbox: Sandbox, states: Path, tmp_path: Path, noise: str
 ) -> None:
     body = f"    r = {noise}\n    return r, {{'noise': r}}\n"
-    report = smoke(cartpole, sandbox, states, tmp_path, body, "import typing\nimport numpy as np\n")
+    report = smoke(
+        cartpole, contract_sandbox, states, tmp_path, body, "import typing\nimport numpy as np\n"
+    )
     assert report.ok and report.error is None
     assert any(w.startswith("nondeterministic") for w in report.warnings)
 
 
 @pytest.mark.slow
 def test_12_slow_python_loop_is_too_slow(
-    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path
+    cartpole: object, contract_sandbox: Sandbox, states: Path, tmp_path: Path
 ) -> None:
     body = (
         "    out = np.zeros(len(action))\n    for i in range(len(action)):\n"
         "        for _ in range(20000):\n            out[i] += 1e-6\n"
         "    return out, {'slow': out}\n"
     )
-    report = smoke(cartpole, sandbox, states, tmp_path, body)
+    report = smoke(cartpole, contract_sandbox, states, tmp_path, body)
     error = expect(report, E.TOO_SLOW)
     assert "calls/s" in error.message and "needs at least" in error.message
     assert report.calls_per_s is None or report.calls_per_s < 50
@@ -219,7 +236,7 @@ def test_12_slow_python_loop_is_too_slow(
 
 @pytest.mark.slow
 def test_13_raise_at_step_5000_keeps_log_and_checkpoints(
-    cartpole: object, sandbox: Sandbox, tmp_path: Path
+    cartpole: object, contract_sandbox: Sandbox, tmp_path: Path
 ) -> None:
     # Training calls come one per PPO rollout (32 steps x 8 envs = 256 transitions); the
     # rollout that crosses 5000 is retried row by row, and its first row names the step.
@@ -228,7 +245,11 @@ def test_13_raise_at_step_5000_keeps_log_and_checkpoints(
         "    if seen[0] >= 5000:\n        raise ValueError('broke at 5000')\n" + OK_RETURN
     )
     outcome = train(
-        cartpole, sandbox, reward(body, "import numpy as np\nseen = [0]\n"), tmp_path, steps=8000
+        cartpole,
+        contract_sandbox,
+        reward(body, "import numpy as np\nseen = [0]\n"),
+        tmp_path,
+        steps=8000,
     )
     error = expect(outcome, E.RUNTIME_ERROR)
     assert error.step is not None and 5000 - 256 < error.step <= 5000
@@ -239,13 +260,15 @@ def test_13_raise_at_step_5000_keeps_log_and_checkpoints(
 
 @pytest.mark.slow
 def test_14_rare_nan_stops_training_with_step_and_component(
-    cartpole: object, sandbox: Sandbox, tmp_path: Path
+    cartpole: object, contract_sandbox: Sandbox, tmp_path: Path
 ) -> None:
     body = (
         "    upright = np.sqrt(0.2 - np.abs(next_state.pole_angle))  # NaN only past 0.2 rad\n"
         "    return upright, {'upright': upright}\n"
     )
-    error = expect(train(cartpole, sandbox, reward(body), tmp_path, steps=4096), E.NONFINITE_REWARD)
+    error = expect(
+        train(cartpole, contract_sandbox, reward(body), tmp_path, steps=4096), E.NONFINITE_REWARD
+    )
     assert error.component == "upright" and error.step is not None and error.step > 8
 
 
@@ -577,10 +600,10 @@ def test_good_candidate_runs_after_the_bad_ones(
 
 
 def test_smoke_passes_a_good_reward(
-    cartpole: object, sandbox: Sandbox, states: Path, tmp_path: Path
+    cartpole: object, contract_sandbox: Sandbox, states: Path, tmp_path: Path
 ) -> None:
     source = cartpole.reward_source("human")  # type: ignore[attr-defined]
-    report = smoke_test(cartpole, source, tmp_path, states, sandbox, LIMITS)
+    report = smoke_test(cartpole, source, tmp_path, states, contract_sandbox, LIMITS)
     assert report.ok and report.error is None and report.warnings == []
     assert report.calls_per_s is not None and report.calls_per_s > 1000
 
