@@ -55,7 +55,11 @@ def check_backend(backend: str, task_id: str, uses_task_file: bool = False) -> N
 
 def prepare_process() -> None:
     """Settings for a sandboxed JAX program, before JAX is imported: several workers share a GPU,
-    so none takes most of its memory up front (XLA's default)."""
+    so none takes most of its memory up front (XLA's default); gymnax's plotting imports wait
+    until something plots (`lazy_plotting.py`)."""
     import os
 
+    from rewardsmith.rl.jax import lazy_plotting
+
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    lazy_plotting.install()

@@ -9,14 +9,15 @@ and actions are exactly what the reward sees in training.
 from __future__ import annotations
 
 from functools import cache
+from importlib.util import find_spec
 from typing import Any
 
 import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
-pytest.importorskip("gymnax")
-pytest.importorskip("brax")
+if find_spec("gymnax") is None or find_spec("brax") is None:  # found, not imported: collection
+    pytest.skip("the jax extra is not installed: pip install -e '.[jax]'", allow_module_level=True)
 
 from rewardsmith.envs import load_task  # noqa: E402
 from rewardsmith.envs.schema import StateBatch  # noqa: E402

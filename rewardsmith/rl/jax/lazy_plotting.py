@@ -1,0 +1,38 @@
+"""gymnax without its plotting libraries' import, in every sandboxed JAX program.
+
+`import gymnax` imports every gymnax environment, and its Pong imports matplotlib's pyplot and
+seaborn (scipy.stats under it) for its `render`: about 1.1 s of the 1.4 s that `import gymnax`
+takes on 2 cores (`benchmarks/gymnax_import.py`), paid by every tracer, trainer, evaluator and
+video program of a gymnax task, none of which plots. So until something uses them, both are
+stand-ins: the first attribute asked of one imports the real module in its place, so a gymnax
+that does need them loses only the time saved.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import Any
+
+DEFERRED = ("seaborn", "matplotlib.pyplot")
+
+
+class Deferred(types.ModuleType):
+    """A module not imported yet: the first attribute asked of it imports the real one."""
+
+    def __getattr__(self, name: str) -> Any:  # only for what the stand-in lacks: everything
+        return getattr(load_real(self.__name__), name)
+
+
+def load_real(name: str) -> types.ModuleType:
+    """Put the real module where its stand-in was, and return it."""
+    if isinstance(sys.modules.get(name), Deferred):
+        del sys.modules[name]
+    return importlib.import_module(name)
+
+
+def install() -> None:
+    """Stand in for the plotting modules that are not imported yet."""
+    for name in DEFERRED:
+        sys.modules.setdefault(name, Deferred(name))
