@@ -8,9 +8,14 @@ from importlib.util import find_spec
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    find_spec("gymnax") is None, reason="the jax extra is not installed: pip install -e '.[jax]'"
-)
+# Fresh interpreters that import JAX and gymnax: over a second each.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        find_spec("gymnax") is None,
+        reason="the jax extra is not installed: pip install -e '.[jax]'",
+    ),
+]
 
 PROBE = """
 import sys
