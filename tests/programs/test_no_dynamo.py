@@ -49,11 +49,12 @@ def test_ppo_and_sac_train_the_same_without_dynamo_ever_imported() -> None:
 
 def test_anything_more_loads_the_real_module_in_its_place() -> None:
     probe = """
-import sys, torch, rewardsmith.programs.no_dynamo as no_dynamo
-assert isinstance(sys.modules["torch._dynamo"], no_dynamo.StandIn)
+import sys, torch, rewardsmith.programs.no_dynamo
+from rewardsmith.stand_in import StandIn
+assert isinstance(sys.modules["torch._dynamo"], StandIn)
 import torch._dynamo.config  # a submodule
 real = sys.modules["torch._dynamo"]
-assert not isinstance(real, no_dynamo.StandIn) and torch._dynamo is real
+assert not isinstance(real, StandIn) and torch._dynamo is real
 assert callable(real.reset) and torch._dynamo.config.cache_size_limit > 0
 print("ok")
 """
@@ -63,9 +64,10 @@ print("ok")
 
 def test_an_attribute_the_stand_in_lacks_loads_the_real_module() -> None:
     probe = """
-import sys, torch, rewardsmith.programs.no_dynamo as no_dynamo
+import sys, torch, rewardsmith.programs.no_dynamo
+from rewardsmith.stand_in import StandIn
 optimize = torch._dynamo.optimize
-assert not isinstance(sys.modules["torch._dynamo"], no_dynamo.StandIn)
+assert not isinstance(sys.modules["torch._dynamo"], StandIn)
 assert optimize is sys.modules["torch._dynamo"].optimize
 print("ok")
 """

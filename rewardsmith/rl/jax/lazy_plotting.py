@@ -10,29 +10,12 @@ that does need them loses only the time saved.
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import Any
+from rewardsmith import stand_in
 
 DEFERRED = ("seaborn", "matplotlib.pyplot")
-
-
-class Deferred(types.ModuleType):
-    """A module not imported yet: the first attribute asked of it imports the real one."""
-
-    def __getattr__(self, name: str) -> Any:  # only for what the stand-in lacks: everything
-        return getattr(load_real(self.__name__), name)
-
-
-def load_real(name: str) -> types.ModuleType:
-    """Put the real module where its stand-in was, and return it."""
-    if isinstance(sys.modules.get(name), Deferred):
-        del sys.modules[name]
-    return importlib.import_module(name)
 
 
 def install() -> None:
     """Stand in for the plotting modules that are not imported yet."""
     for name in DEFERRED:
-        sys.modules.setdefault(name, Deferred(name))
+        stand_in.install(name)

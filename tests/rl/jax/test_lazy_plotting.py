@@ -20,15 +20,15 @@ pytestmark = [
 PROBE = """
 import sys
 from rewardsmith.rl.jax import prepare_process
-from rewardsmith.rl.jax.lazy_plotting import Deferred
+from rewardsmith.stand_in import StandIn
 prepare_process()
 import gymnax
 env, params = gymnax.make("CartPole-v1")
-print("after gymnax:", "scipy.stats" in sys.modules, isinstance(sys.modules["seaborn"], Deferred))
+print("after gymnax:", "scipy.stats" in sys.modules, isinstance(sys.modules["seaborn"], StandIn))
 from gymnax.environments.misc import pong
 palette = pong.sns.color_palette("cubehelix", 3)
 figure = pong.plt.figure()
-print("after plotting:", len(palette), type(figure).__name__, isinstance(sys.modules["seaborn"], Deferred))
+print("after plotting:", len(palette), type(figure).__name__, isinstance(sys.modules["seaborn"], StandIn))
 """
 
 
