@@ -12,6 +12,9 @@ every result present into `benchmarks/results/quality.md` and docs/benchmarks.md
     .venv/bin/python benchmarks/quality.py --task mountaincar-continuous --backend jax
     .venv/bin/python benchmarks/quality.py --task halfcheetah --steps 50000   # a reduced budget
     .venv/bin/python benchmarks/quality.py --table
+    # more evaluation seeds for runs kept with --keep-runs (seeds already trained are reused):
+    .venv/bin/python benchmarks/quality.py --task lunarlander --finalists 3 --seeds 0 1 2 3 \
+        --eval-seeds 6 --reevaluate /tmp/ll_runs
 
 "Beats the human reward beyond the noise": the best's fresh-seed fitnesses (pooled over the
 run seeds) exceed the human's by more than twice the standard error of the difference; "as good
@@ -38,7 +41,7 @@ from typing import Any
 from rewardsmith.choices import Backend, SandboxChoice, Schedule
 from rewardsmith.envs import list_tasks, load_task
 from rewardsmith.envs.registry import TaskNotFoundError
-from rewardsmith.eureka_loop.runner import start_run
+from rewardsmith.eureka_loop.runner import evaluate_run, start_run
 from rewardsmith.eureka_loop.state import LoopConfig
 from rewardsmith.jobs.training import make_job
 from rewardsmith.runs.candidate import TrainingFiles
@@ -50,6 +53,8 @@ RESULTS = Path(__file__).parent / "results"
 TASK_RESULTS = RESULTS / "quality"
 DOC = Path(__file__).parent.parent / "docs" / "benchmarks.md"
 TABLE_START, TABLE_END = "<!-- quality-table -->", "<!-- /quality-table -->"
+DEFAULT_EVAL_SEEDS = 2
+"""The evaluation seeds per arm of the table's first rows: a file at another number is named so."""
 
 
 def task_file_for(task: str) -> Path | None:
@@ -81,6 +86,12 @@ def training_steps(run_dir: Path, runs_dir: Path) -> int:
     return steps
 
 
+def task_ref(task: str) -> tuple[str | None, Path | None]:
+    """`load_task`'s arguments for a built-in task or an example task file's name."""
+    task_file = task_file_for(task)
+    return (task if task_file is None else None, task_file)
+
+
 @dataclass(frozen=True)
 class Variant:
     """How a row's runs differ from the task's defaults; each variant is a row of its own."""
@@ -99,17 +110,20 @@ class Variant:
     finalist_seeds: int = 2
 
 
-def result_path(task: str, variant: Variant = Variant()) -> Path:
+def result_path(task: str, variant: Variant = Variant(), eval_seeds: int = 2) -> Path:
     """A task's result file: `<task>.json` on SB3, `<task>@<backend>.json` on another backend,
     whose budgets and learner differ, `+confirm` under `--confirm-best` and `+halving` under
-    `--schedule halving`, `+finalsFxS` with the finals, `+RxK` at other rounds and candidates,
-    whose searches differ (each a row of its own, never pooled with another). A reduced `--steps` keeps the name: the budgets recorded in the file say it, and
-    rows at other budgets are never mixed in (`measure`)."""
+    `--schedule halving`, `+finalsFxS` with the finals, `+evalN` at N evaluation seeds per arm
+    (not 2), `+RxK` at other rounds and candidates, whose searches differ (each a row of its
+    own, never pooled with another). A reduced `--steps` keeps the name: the budgets recorded in
+    the file say it, and rows at other budgets are never mixed in (`measure`)."""
     name = task if variant.backend == "sb3" else f"{task}@{variant.backend}"
     name += "+confirm" if variant.confirm_best else ""
     name += "+halving" if variant.schedule != "full" else ""
     if variant.finalists > 1:
         name += f"+finals{variant.finalists}x{variant.finalist_seeds}"
+    if eval_seeds != DEFAULT_EVAL_SEEDS:
+        name += f"+eval{eval_seeds}"
     if variant.rounds is not None or variant.samples is not None:
         defaults = LoopConfig(task_id=task)
         name += f"+{variant.rounds or defaults.rounds}x{variant.samples or defaults.samples}"
@@ -137,17 +151,39 @@ def run_seed(
     )
     start = time.monotonic()
     result = start_run(config, runs_dir)
-    wall = time.monotonic() - start
-    run_dir = Path(result["run_dir"])
+    return row(seed, Path(result["run_dir"]), runs_dir, time.monotonic() - start)
+
+
+def reevaluate_seed(task: str, seed: int, eval_seeds: int, runs_dir: Path) -> dict[str, Any]:
+    """A kept run of `seed` (`--keep-runs`), its final evaluation extended to `eval_seeds` seeds
+    per arm; the seeds it trained already are reused. Its wall is the run's own (from its
+    created and last-updated times, before this) plus the extension's."""
+    infos = [read_record(s.path / "run.json") for s in RunStore(runs_dir).list_runs()]
+    found = [i for i in infos if i["task"] == task and i["seed"] == seed]
+    if len(found) != 1:
+        raise SystemExit(f"{runs_dir} holds {len(found)} runs of {task} seed {seed}, not one")
+    info = found[0]
+    run_dir = runs_dir / info["run_id"]
+    created, updated = (dt.datetime.fromisoformat(info[k]) for k in ("created_at", "updated_at"))
+    start = time.monotonic()
+    evaluate_run(run_dir, runs_dir, seeds=eval_seeds)
+    extension = time.monotonic() - start
+    wall = (updated - created).total_seconds() + extension
+    return {**row(seed, run_dir, runs_dir, wall), "reevaluation_wall_s": round(extension, 1)}
+
+
+def row(seed: int, run_dir: Path, runs_dir: Path, wall: float) -> dict[str, Any]:
+    """One run's row: what its search found and what its final evaluation measured."""
     with RunStore(runs_dir).open_run(run_dir) as run:
         evaluation = read_record(run.evaluation_file)
+        summary = run.info().get("summary", {})
     return {
         "seed": seed,
         "measured_at": dt.datetime.now().isoformat(timespec="minutes"),
         "wall_s": round(wall, 1),
         "training_steps": training_steps(run_dir, runs_dir),
-        "best_candidate": result.get("best_candidate"),
-        "search_best_fitness": result["best_fitness"],
+        "best_candidate": summary.get("best_candidate"),
+        "search_best_fitness": summary.get("best_fitness"),
         "best": evaluation["best"]["per_seed"],
         "human": evaluation["human"]["per_seed"],
         "sparse": evaluation["sparse"]["per_seed"],
@@ -160,7 +196,7 @@ def run_seed(
 
 def budgets(task: str, eval_seeds: int, variant: Variant = Variant()) -> dict[str, Any]:
     """The budgets the task's rows were measured at, recorded beside them for the table."""
-    adapter = load_task(task if task_file_for(task) is None else None, task_file_for(task))
+    adapter = load_task(*task_ref(task))
     defaults = LoopConfig(task_id=task)
     backend = variant.backend
     job = make_job(adapter, steps=variant.steps, seed=0, backend=backend, search=True)
@@ -195,12 +231,14 @@ def measure(
     eval_seeds: int,
     variant: Variant = Variant(),
     keep: Path | None = None,
+    reevaluate: Path | None = None,
 ) -> Path:
-    """Run `seeds` on `task`; its result file is rewritten after each, so a stop loses none.
-    The run folders go to `keep` (to read what won afterwards), else a temporary directory.
+    """Run `seeds` on `task` (or extend the final evaluation of the runs kept in `reevaluate`);
+    its result file is rewritten after each, so a stop loses none. The run folders go to `keep`
+    (to read what won afterwards), else a temporary directory.
     Refuses to mix rows of other budgets into the file: their numbers do not pool."""
     TASK_RESULTS.mkdir(parents=True, exist_ok=True)
-    path = result_path(task, variant)
+    path = result_path(task, variant, eval_seeds)
     earlier = json.loads(path.read_text()) if path.exists() else {"seeds": []}
     conditions: dict[str, Any] = {
         "budgets": budgets(task, eval_seeds, variant),
@@ -215,7 +253,11 @@ def measure(
     rows = [r for r in earlier["seeds"] if r["seed"] not in seeds]
     with nullcontext(keep) if keep else tempfile.TemporaryDirectory() as runs_dir:
         for seed in seeds:
-            rows.append(run_seed(task, seed, eval_seeds, Path(runs_dir), variant))
+            rows.append(
+                reevaluate_seed(task, seed, eval_seeds, reevaluate)
+                if reevaluate
+                else run_seed(task, seed, eval_seeds, Path(runs_dir), variant)
+            )
             print(json.dumps(rows[-1]), flush=True)
             record = {
                 "task": task,
@@ -360,7 +402,15 @@ def main() -> None:
     )
     parser.add_argument("--task", help="a built-in task id, or an example task file's name")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--eval-seeds", type=int, default=LoopConfig(task_id="").eval_seeds)
+    parser.add_argument(
+        "--eval-seeds", type=int, help="seeds per arm in the final evaluation (default: the task's)"
+    )
+    parser.add_argument(
+        "--reevaluate",
+        type=Path,
+        help="extend the final evaluation of runs kept there (--keep-runs) to --eval-seeds, "
+        "instead of running the loop: its seeds already trained are reused",
+    )
     parser.add_argument(
         "--backend", default="sb3", choices=["sb3", "jax"], help="the learner (default sb3)"
     )
@@ -406,7 +456,8 @@ def main() -> None:
             args.finalists,
             args.finalist_seeds,
         )
-        path = measure(args.task, args.seeds, args.eval_seeds, variant, args.keep_runs)
+        eval_seeds = args.eval_seeds or load_task(*task_ref(args.task)).training.eval_seeds
+        path = measure(args.task, args.seeds, eval_seeds, variant, args.keep_runs, args.reevaluate)
         print(f"wrote {path}")
     write_table()
 

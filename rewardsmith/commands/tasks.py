@@ -76,5 +76,7 @@ def show(
     console.print(f"[bold]fitness:[/] {described['fitness']}")
     console.print(f"[bold]success:[/] {described['success'] or 'this task has no success flag'}")
     console.print(
-        f"[bold]training default:[/] {described['default_algo']}, {described['default_steps']:,} steps"
+        f"[bold]training default:[/] {described['default_algo']}, {described['default_steps']:,} "
+        f"steps; a run's final evaluation trains each reward on "
+        f"{described['default_eval_seeds']} fresh seeds"
     )

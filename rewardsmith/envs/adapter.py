@@ -45,6 +45,9 @@ class TrainingDefaults:
     n_envs: int = 8
     normalize_obs: bool = False
     eval_episodes: int = 5
+    eval_seeds: int = 2
+    """Seeds per reward in a run's final evaluation. More where the human reward's own result
+    spreads so far across seeds that two cannot tell a better reward from a lucky one."""
     hyperparams: dict[str, dict[str, Any]] = field(default_factory=dict)
     search_steps: int | None = None
     """Per-candidate budget in `run` and its final evaluation (all rewards get the same one);
@@ -146,4 +149,5 @@ class TaskAdapter:
             "success": self.success_description,
             "default_algo": self.training.algo,
             "default_steps": self.training.steps,
+            "default_eval_seeds": self.training.eval_seeds,
         }

@@ -62,7 +62,15 @@ SUCCESS_KINDS: dict[str, str] = {
     "terminated": "the episode terminated (the environment's goal condition)",
     "fitness_at_least": "the fitness reached {threshold:g}",
 }
-TRAINING_KEYS = ("algo", "steps", "n_envs", "normalize_obs", "eval_episodes", "hyperparams")
+TRAINING_KEYS = (
+    "algo",
+    "steps",
+    "n_envs",
+    "normalize_obs",
+    "eval_episodes",
+    "eval_seeds",
+    "hyperparams",
+)
 ALGOS = ("ppo", "sac")
 # Set by the worker itself; a task file may not override them.
 _RESERVED_HYPERPARAMS = frozenset(
@@ -597,7 +605,7 @@ def _parse_training(path: Path, data: dict[str, Any]) -> TrainingDefaults:
             path, "training.algo", f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}"
         )
     counts = {}
-    for key in ("steps", "n_envs", "eval_episodes"):
+    for key in ("steps", "n_envs", "eval_episodes", "eval_seeds"):
         value = spec.get(key, getattr(defaults, key))
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise TaskFileError(

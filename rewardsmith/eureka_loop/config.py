@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 from dataclasses import MISSING, asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rewardsmith.envs.adapter import TaskAdapter
 
 from rewardsmith.choices import (
     Algo,
@@ -126,7 +129,11 @@ class LoopConfig:
         flags=("--evaluate/--no-evaluate",),
         help="Retrain best, human and sparse rewards at the end.",
     )
-    eval_seeds: int = option(2, min=1, help="Seeds per reward in the final evaluation.")
+    eval_seeds: int | None = option(
+        None,
+        min=1,
+        help="Seeds per reward in the final evaluation (default: the task's, 2 for most).",
+    )
     critic_llm: bool = option(
         False,
         flags=("--critic-llm",),
@@ -260,6 +267,10 @@ class LoopConfig:
                 f"--fitness {self.fitness} ranks candidates by a person's choices, which only "
                 "--judge human collects: add --judge human, or use --fitness task"
             )
+
+    def final_seeds(self, adapter: TaskAdapter) -> int:
+        """Seeds per reward in the final evaluation: the user's number, else the task's."""
+        return self.eval_seeds or adapter.training.eval_seeds
 
     def to_dict(self) -> dict[str, Any]:
         """The config as run.json records it, so `resume` rebuilds the same loop."""

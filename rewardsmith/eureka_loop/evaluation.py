@@ -106,8 +106,10 @@ def evaluate(state: LoopState, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def evaluate_best(ctx: Context, key: CandidateKey) -> dict[str, Any]:
-    """Train best/human/sparse with `config.eval_seeds` fresh seeds each; finished seeds are reused."""
+    """Train best/human/sparse on the task's (or `--eval-seeds`) fresh seeds each; finished seeds
+    are reused."""
     config = ctx.config
+    eval_seeds = config.final_seeds(ctx.adapter)
     # None trains on the environment's own reward: the human arm of a task without a human
     # reward file, and the best when that baseline stayed the best.
     sources = {
@@ -120,13 +122,13 @@ def evaluate_best(ctx: Context, key: CandidateKey) -> dict[str, Any]:
     note = shared_arm_note(sources)
     same = note is not None
     ctx.reporter.message(
-        f"final evaluation: best, human and sparse rewards, {config.eval_seeds} seed(s) each"
+        f"final evaluation: best, human and sparse rewards, {eval_seeds} seed(s) each"
         + (f" ({note}, for both arms)" if same else "")
     )
     jobs = [
         (name, seed_index)
         for name in sources
-        for seed_index in range(config.eval_seeds)
+        for seed_index in range(eval_seeds)
         if (name != "sparse" or sources["sparse"] is not None) and not (name == "human" and same)
     ]
 

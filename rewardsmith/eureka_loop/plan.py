@@ -23,7 +23,7 @@ def training_steps(config: LoopConfig, adapter: TaskAdapter) -> tuple[int, int]:
         search=True,
     ).steps
     arms = 2 + (adapter.reward_source("sparse") is not None)  # best, human and sparse
-    evaluation = arms * config.eval_seeds if config.evaluate else 0
+    evaluation = arms * config.final_seeds(adapter) if config.evaluate else 0
     trainings = config.rounds * config.samples + finals_trainings(config) + evaluation
     return steps, trainings * steps
 
@@ -49,7 +49,7 @@ def plan_message(config: LoopConfig, adapter: TaskAdapter) -> str:
             f" each ({finals} trainings, to pick the best on more than one seed)"
         )
     if config.evaluate:
-        seeds = _count(config.eval_seeds, "fresh seed")
+        seeds = _count(config.final_seeds(adapter), "fresh seed")
         arms = "best, human and sparse" if adapter.reward_source("sparse") else "best and human"
         text += f", then {arms} on {seeds} each"
     text += f": {total:,} training steps if every candidate trains, {config.parallel} at a time"

@@ -167,6 +167,7 @@ def test_describe_is_complete(task: str) -> None:
         "success",
         "default_algo",
         "default_steps",
+        "default_eval_seeds",
     } <= set(described)
     assert described["id"] == task
     assert len(described["goal"]) > 60, "the goal should be a paragraph a user would write"
@@ -177,7 +178,7 @@ def test_describe_is_complete(task: str) -> None:
         assert field["description"], f"{task}.{field['name']} has no meaning"
         assert field["shape"] == spec.shape_text()
     assert described["default_algo"] in ("ppo", "sac")
-    assert described["default_steps"] > 0
+    assert described["default_steps"] > 0 and described["default_eval_seeds"] >= 2
     json.dumps(described)  # the CLI prints it as JSON
 
 

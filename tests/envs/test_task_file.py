@@ -234,6 +234,7 @@ def test_training_table_and_per_algorithm_hyperparameters(tmp_path: Path) -> Non
     steps = 5000
     n_envs = 2
     normalize_obs = true
+    eval_seeds = 5
 
     [training.hyperparams]
     learning_rate = 0.001
@@ -250,6 +251,8 @@ def test_training_table_and_per_algorithm_hyperparameters(tmp_path: Path) -> Non
         True,
     )
     assert training.hyperparams == {"sac": {"learning_rate": 0.001}, "ppo": {"n_steps": 64}}
+    assert training.eval_seeds == 5
+    assert load_task_file(write(tmp_path, MINIMAL)).training.eval_seeds == 2  # the default
 
 
 def replace_in(base: str, old: str, new: str) -> str:

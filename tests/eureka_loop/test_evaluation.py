@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -61,16 +62,15 @@ class Recorder(NullReporter):
 
 
 @pytest.mark.slow
-def test_a_best_that_is_the_human_reward_is_trained_once_for_both_arms(tmp_path: Path) -> None:
+def test_a_best_that_is_the_human_reward_is_trained_once_for_both_arms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The task's own number of evaluation seeds applies where the run names none.
+    cartpole = type(load_task("cartpole"))
+    monkeypatch.setattr(cartpole, "training", replace(cartpole.training, eval_seeds=1))
     # One candidate: the offline designer's first, the human reward unchanged (verbatim).
     config = LoopConfig(
-        task_id="cartpole",
-        rounds=1,
-        samples=1,
-        steps=1_000,
-        parallel=2,
-        eval_seeds=1,
-        sandbox="process",
+        task_id="cartpole", rounds=1, samples=1, steps=1_000, parallel=2, sandbox="process"
     )
     recorder = Recorder()
     result = start_run(config, tmp_path, recorder)

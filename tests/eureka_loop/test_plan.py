@@ -27,3 +27,17 @@ def test_the_plan_counts_every_candidate_and_every_evaluation_arm() -> None:
         "training steps if every candidate trains, 3 at a time (the halving schedule trains "
         "about half of the candidates' steps)"
     )
+
+
+def test_the_final_evaluation_trains_the_task_s_seeds_unless_told_otherwise() -> None:
+    """LunarLander's human reward lands on some seeds and crashes on others: two seeds per arm
+    cannot tell a better reward from a lucky one there, so the task asks for more."""
+    lander = load_task("lunarlander")
+    assert lander.training.eval_seeds > load_task("line").training.eval_seeds == 2
+    default = LoopConfig(task_id="lunarlander", rounds=1, samples=1)
+    assert default.final_seeds(lander) == lander.training.eval_seeds
+    assert f"on {lander.training.eval_seeds} fresh seeds each" in plan_message(default, lander)
+    told = LoopConfig(task_id="lunarlander", rounds=1, samples=1, eval_seeds=1)
+    assert told.final_seeds(lander) == 1
+    steps, total = training_steps(told, lander)
+    assert total == (1 + 3 * 1) * steps

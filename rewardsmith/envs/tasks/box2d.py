@@ -59,6 +59,10 @@ class LunarLander(TaskAdapter):
         algo="ppo",
         steps=300_000,
         n_envs=16,
+        # The human reward lands on some seeds and crashes on others at this budget (-198 to
+        # 176 over five seeds): with two seeds per arm no reward can be told better than it
+        # beyond the noise (docs/benchmarks.md, issue 36's single runs).
+        eval_seeds=6,
         hyperparams={
             "ppo": {
                 "n_steps": 1024,
