@@ -368,6 +368,7 @@ def table() -> str:
                 b["steps_per_candidate"] < reduced and f"reduced budget, default {reduced:,}",
                 b.get("finalists", 1) > 1
                 and f"finals: {b['finalists']} x {b['finalist_seeds']} seeds",
+                b["eval_seeds"] != DEFAULT_EVAL_SEEDS and f"{b['eval_seeds']} evaluation seeds",
             )
             if t
         ]
