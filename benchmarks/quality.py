@@ -110,7 +110,9 @@ class Variant:
     finalist_seeds: int = 2
 
 
-def result_path(task: str, variant: Variant = Variant(), eval_seeds: int = 2) -> Path:
+def result_path(
+    task: str, variant: Variant = Variant(), eval_seeds: int = DEFAULT_EVAL_SEEDS
+) -> Path:
     """A task's result file: `<task>.json` on SB3, `<task>@<backend>.json` on another backend,
     whose budgets and learner differ, `+confirm` under `--confirm-best` and `+halving` under
     `--schedule halving`, `+finalsFxS` with the finals, `+evalN` at N evaluation seeds per arm

@@ -59,9 +59,9 @@ class LunarLander(TaskAdapter):
         algo="ppo",
         steps=300_000,
         n_envs=16,
-        # The human reward lands on some seeds and crashes on others at this budget (-198 to
-        # 176 over five seeds): with two seeds per arm no reward can be told better than it
-        # beyond the noise (docs/benchmarks.md, issue 36's single runs).
+        # The human reward lands on some seeds and crashes on others at this budget (3 of 9
+        # seeds, -198 to 176): with two seeds per arm no reward can be told better than it
+        # beyond the noise (docs/benchmarks.md, "What a single run delivers").
         eval_seeds=6,
         hyperparams={
             "ppo": {
