@@ -605,8 +605,10 @@ def _parse_training(path: Path, data: dict[str, Any]) -> TrainingDefaults:
             path, "training.algo", f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}"
         )
     counts = {}
+    # SAC takes one gradient step per `n_envs` transitions: one environment unless the file says.
+    unset = {"n_envs": 1} if algo == "sac" else {}
     for key in ("steps", "n_envs", "eval_episodes", "eval_seeds"):
-        value = spec.get(key, getattr(defaults, key))
+        value = spec.get(key, unset.get(key, getattr(defaults, key)))
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise TaskFileError(
                 path, f"training.{key}", f"must be a positive integer, got {value!r}"

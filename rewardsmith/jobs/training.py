@@ -114,7 +114,9 @@ def make_job(
         algo=algo,
         steps=steps or (defaults.loop_steps if search else defaults.steps),
         seed=seed,
-        n_envs=defaults.n_envs if algo == "ppo" else 1,
+        # A task's environment count is tuned for its own learner (Meta-World's SAC steps four
+        # at a time); SAC asked of a PPO task gets one.
+        n_envs=defaults.n_envs if algo in ("ppo", defaults.algo) else 1,
         normalize_obs=defaults.normalize_obs,
         hyperparams=dict(defaults.hyperparams.get(algo, {})),
         eval_episodes=defaults.eval_episodes,

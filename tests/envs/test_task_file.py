@@ -255,6 +255,13 @@ def test_training_table_and_per_algorithm_hyperparameters(tmp_path: Path) -> Non
     assert load_task_file(write(tmp_path, MINIMAL)).training.eval_seeds == 2  # the default
 
 
+def test_sac_steps_one_environment_unless_the_file_says(tmp_path: Path) -> None:
+    """SAC keeps a task file's `n_envs`, so its default must stay one, not PPO's eight."""
+    sac = MINIMAL + '\n[training]\nalgo = "sac"\n'
+    assert load_task_file(write(tmp_path, sac)).training.n_envs == 1
+    assert load_task_file(write(tmp_path, MINIMAL)).training.n_envs == 8  # PPO's default
+
+
 def replace_in(base: str, old: str, new: str) -> str:
     assert old in base
     return base.replace(old, new)

@@ -157,13 +157,18 @@ class _SeededReset(gym.Wrapper):
 
 
 def _sac(steps: int, search_steps: int | None = None, **sac: Any) -> TrainingDefaults:
-    """SAC, as Text2Reward, CARD and LaRes train Meta-World: SB3's defaults for 500-step
-    episodes (gamma 0.99), two 256-unit layers, normalised observations."""
+    """SAC, as Text2Reward, CARD and LaRes train Meta-World, set to learn on a CPU: four
+    environments stepped together with one gradient step per four transitions (the updates are
+    where SAC's time goes: about 180 steps/s here against 50), and Fetch's faster-moving
+    learning rate 1e-3, gamma 0.95 and tau 0.05. Measured on reach and drawer-close
+    (`benchmarks/sac_budget.py`, docs/benchmarks.md): SB3's defaults (3e-4, 0.99, 0.005, one
+    environment) had not learned reach at 30,000 steps, nor four environments at 100,000; these
+    settings succeed on every episode from 40,000. Two 256-unit layers, normalised observations."""
     hyperparams = {
-        "learning_rate": 3e-4,
-        "gamma": 0.99,
+        "learning_rate": 1e-3,
+        "gamma": 0.95,
         "batch_size": 256,
-        "tau": 0.005,
+        "tau": 0.05,
         "learning_starts": 1_000,
         "buffer_size": max(steps, 200_000),
         "policy_kwargs": {"net_arch": [256, 256]},
@@ -172,7 +177,7 @@ def _sac(steps: int, search_steps: int | None = None, **sac: Any) -> TrainingDef
     return TrainingDefaults(
         algo="sac",
         steps=steps,
-        n_envs=1,
+        n_envs=4,
         normalize_obs=True,
         # 500-step episodes: 5 per checkpoint already take 2,500 steps (the final evaluation,
         # twice as many, gives the reported success rate).
@@ -278,7 +283,7 @@ class Reach(MetaWorldTask):
         "between episodes and is given in goal_position." + _ACTION
     )
     success_description = "tcp_center came within 5 cm of the goal at some step"
-    training = _sac(20_000, search_steps=15_000)  # not measured here yet
+    training = _sac(50_000, search_steps=30_000)  # success 0.7 at 30,000 steps, 1.0 from 40,000
 
 
 class ButtonPress(MetaWorldTask):
@@ -306,7 +311,7 @@ class ButtonPress(MetaWorldTask):
         "episodes." + _ACTION
     )
     success_description = "the button was pressed to within 2 cm of fully in at some step"
-    training = _sac(50_000, search_steps=30_000)  # not measured here yet
+    training = _sac(50_000, search_steps=30_000)  # success 0.9 at 30,000 steps, 1.0 from 40,000
 
 
 class DrawerClose(MetaWorldTask):
@@ -323,7 +328,7 @@ class DrawerClose(MetaWorldTask):
     success_description = (
         "the drawer's handle came within 6.5 cm of the closed position at some step"
     )
-    training = _sac(30_000, search_steps=20_000)  # not measured here yet
+    training = _sac(40_000, search_steps=30_000)  # success 1.0 from 30,000 steps
 
 
 def _fixed_position(name: str, meaning: str, attribute: str) -> SimQuantity:
