@@ -160,10 +160,11 @@ def _sac(steps: int, search_steps: int | None = None, **sac: Any) -> TrainingDef
     """SAC, as Text2Reward, CARD and LaRes train Meta-World, set to learn on a CPU: four
     environments stepped together with one gradient step per four transitions (the updates are
     where SAC's time goes: about 180 steps/s here against 50), and Fetch's faster-moving
-    learning rate 1e-3, gamma 0.95 and tau 0.05. Measured on reach and drawer-close
+    learning rate 1e-3, gamma 0.95 and tau 0.05. Measured on reach, button-press and drawer-close
     (`benchmarks/sac_budget.py`, docs/benchmarks.md): SB3's defaults (3e-4, 0.99, 0.005, one
     environment) had not learned reach at 30,000 steps, nor four environments at 100,000; these
-    settings succeed on every episode from 40,000. Two 256-unit layers, normalised observations."""
+    settings succeed on every checkpoint episode from 30,000-40,000 steps. Two 256-unit layers,
+    normalised observations."""
     hyperparams = {
         "learning_rate": 1e-3,
         "gamma": 0.95,
