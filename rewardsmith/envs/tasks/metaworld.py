@@ -312,7 +312,9 @@ class ButtonPress(MetaWorldTask):
         "episodes." + _ACTION
     )
     success_description = "the button was pressed to within 2 cm of fully in at some step"
-    training = _sac(50_000, search_steps=30_000)  # success 0.9 at 30,000 steps, 1.0 from 40,000
+    # At 30,000 steps the human reward learned on some seeds only (0.9, 0.4 and 0 on three);
+    # at 40,000 it succeeded on 1.0, 1.0 and 0.65 of the fresh episodes.
+    training = _sac(50_000, search_steps=40_000)
 
 
 class DrawerClose(MetaWorldTask):
