@@ -129,12 +129,14 @@ def make_app(session: JudgingSession) -> Starlette:
         return _back(session)
 
     async def done(form: dict[str, str]) -> Response:
+        # The closing page itself, not a redirect to it: the run stops this server as soon as
+        # `done` is set, so a second request for the page could find nothing listening.
         with session.lock:
             _save_feedback(session, form)
             if not session.done.is_set():
                 session.files.mark_done()
                 session.done.set()
-        return _back(session)
+        return _html(render_page(session))
 
     return Starlette(
         routes=[

@@ -145,7 +145,8 @@ def test_videos_are_served_by_key_only(client: TestClient, session: JudgingSessi
 
 def test_done_ends_the_session(client: TestClient, session: JudgingSession) -> None:
     reply = client.post("/done", data=form(session, text="good round"), headers=SAME_ORIGIN)
-    assert reply.status_code == 303 and session.done.is_set()
+    assert reply.status_code == 200 and session.done.is_set()
+    assert "id='done'" in reply.text
     assert session.files.done() is not None and session.files.feedback() == "good round\n"
     page = client.get(f"/?token={session.token}").text
     assert "id='done'" in page and "name='choice'" not in page
@@ -179,6 +180,24 @@ def test_the_real_server_listens_on_the_loopback_with_its_token(session: Judging
         assert [j.choice for j in session.files.judgements()] == ["both_bad"]
     with pytest.raises(httpx.TransportError):
         httpx.get(server.url, timeout=2)
+
+
+def test_done_shows_its_page_though_the_run_stops_serving_at_once(
+    session: JudgingSession,
+) -> None:
+    """The run stops the server the moment `done` is set; the page that says so came with the
+    answer to the click. It was a redirect, and a browser's request for it found nothing
+    listening when the run was quicker (a loaded CI host)."""
+    server = JudgingServer(session).start()
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        with httpx.Client(base_url=base, timeout=10) as http:
+            reply = http.post("/done", data=form(session), headers={"Origin": base})
+            assert session.done.is_set()
+            server.stop()  # as the run does on seeing `done`, before the browser asks for more
+            assert reply.status_code == 200 and "id='done'" in reply.text
+    finally:
+        server.stop()
 
 
 def test_serving_leaves_the_host_programs_logging_alone(
