@@ -92,7 +92,11 @@ def test_numpy_gives_sb3s_deterministic_action(case: str, tmp_path: Path) -> Non
         assert np.array_equal(got, expected)
         assert len(np.unique(got)) > 1
     else:
-        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+        # Both sum in float32, in orders that differ with the CPU's vector width; with weights
+        # this far from the initial ones the sums cancel from the hundreds down to the action,
+        # so 1e-5 held on one host and missed by 2e-5 on another (an AMD EPYC). 1e-4 of a
+        # [-1, 1] action is still the same action.
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
         low, high = env.action_space.low, env.action_space.high
         assert np.any(got == low) or np.any(got == high) or kind == SQUASHED_MEAN
         assert np.all((got >= low) & (got <= high))
