@@ -5,7 +5,9 @@ video for the round's best), each a fresh `python -m rewardsmith.programs.X` in 
 sandbox. This starts each program there with no arguments (it stops at reading them, after every
 import) and times it. It also times `import stable_baselines3` outside any sandbox with
 TensorBoard's writer importable and marked absent (`programs/no_tensorboard.py`, which the
-evaluator and the video program import first), alternated start by start. Run:
+evaluator and the video program import first), and with only the optional packages TensorBoard and
+SB3 look for marked absent (boto3, fsspec, `tqdm.rich`: `programs/no_remote_logging.py`, which the
+training worker imports first), alternated start by start. Run:
 
     .venv/bin/python benchmarks/program_startup.py --reps 5
 
@@ -35,6 +37,12 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PROGRAMS = ("train_sb3", "evaluate_sb3", "record_video", "smoke", "score")
 SB3_IMPORT = "import stable_baselines3"
 NO_TENSORBOARD = "import sys; sys.modules['torch.utils.tensorboard'] = None; "
+NO_REMOTE_LOGGING = "import rewardsmith.programs.no_remote_logging; "
+SB3_STATES = {
+    "tensorboard": "",
+    "no tensorboard": NO_TENSORBOARD,
+    "tensorboard, no remote packages": NO_REMOTE_LOGGING,
+}
 
 
 def start_once(sandbox: ProcessSandbox, program: str, workdir: Path) -> float:
@@ -63,7 +71,7 @@ def measure(reps: int) -> list[dict[str, Any]]:
                 times.setdefault((program, "sandboxed"), []).append(
                     start_once(sandbox, program, workdir)
                 )
-            for state, prefix in (("tensorboard", ""), ("no tensorboard", NO_TENSORBOARD)):
+            for state, prefix in SB3_STATES.items():
                 times.setdefault(("import stable_baselines3", state), []).append(
                     sb3_import_once(prefix)
                 )
@@ -93,10 +101,13 @@ def write(rows: list[dict[str, Any]], reps: int) -> None:
         lines.append(f"| {program} | {medians[(program, 'sandboxed')]:.2f} s |")
     with_tb = medians[("import stable_baselines3", "tensorboard")]
     without = medians[("import stable_baselines3", "no tensorboard")]
+    local = medians[("import stable_baselines3", "tensorboard, no remote packages")]
     lines += [
         "",
         f"`import stable_baselines3`: {with_tb:.2f} s with TensorBoard's writer, {without:.2f} s "
-        f"with it marked absent ({with_tb - without:+.2f} s). Medians of {reps} starts each.",
+        f"with it marked absent ({with_tb - without:+.2f} s), {local:.2f} s with it but boto3, "
+        f"fsspec and `tqdm.rich` marked absent ({with_tb - local:+.2f} s). Medians of {reps} "
+        "starts each.",
     ]
     (RESULTS / "program_startup.md").write_text("\n".join(lines) + "\n")
 

@@ -22,6 +22,10 @@ from typing import Any
 
 import numpy as np
 import torch
+
+import rewardsmith.programs.no_remote_logging  # before SB3 imports TensorBoard
+
+# isort: split
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecNormalize
 from typing_extensions import override
