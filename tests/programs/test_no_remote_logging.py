@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a fresh interpreter importing torch, SB3 and TensorBoard: ~3 s
+
 # Imports the worker, then writes a scalar with torch's TensorBoard writer, as SB3's logger does.
 PROBE = """
 import sys
