@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from rewardsmith.envs.adapter import TaskAdapter
+from rewardsmith.extras import pip_install
 from rewardsmith.job_spec import TrainJob
 from rewardsmith.jobs.training import ProgressFn, TrainOutcome, train_reward
 from rewardsmith.sandbox.types import Limits, Sandbox
@@ -67,7 +68,7 @@ def make_executor(name: str, address: str | None, sandbox: Sandbox) -> Executor:
         return LocalExecutor(sandbox)
     if name == "ray":
         if importlib.util.find_spec("ray") is None:
-            raise ValueError("--executor ray needs Ray: pip install 'rewardsmith[ray]'")
+            raise ValueError(f"--executor ray needs Ray: {pip_install('ray')}")
         from rewardsmith.cluster.ray_executor import RayExecutor
 
         return RayExecutor(address, sandbox=sandbox.name)

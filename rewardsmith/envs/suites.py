@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import gymnasium as gym
 
 from rewardsmith.envs.registry import TaskNotFoundError
+from rewardsmith.extras import pip_install
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Suite:
 
     name: str  # what users read: "Gymnasium-Robotics"
     module: str  # what is imported: "gymnasium_robotics"
-    extra: str  # `pip install 'rewardsmith[<extra>]'`
+    extra: str  # `pip install -e '.[<extra>]'`
     own_environment: str = ""  # why it cannot join the default install, if it cannot
 
     @property
@@ -35,11 +36,11 @@ class Suite:
         """The one line that says how to get the suite."""
         package = f"rewardsmith[{self.extra}]"
         if not self.own_environment:
-            return f"install {package} (pip install '{package}')"
+            return f"install {package} ({pip_install(self.extra)})"
         venv = f".venv-{self.extra}"
         return (
             f"install {package} in its own environment ({self.own_environment}): "
-            f"python -m venv {venv} && {venv}/bin/pip install '{package}'"
+            f"python -m venv {venv} && {venv}/bin/{pip_install(self.extra)}"
         )
 
     def installed(self) -> bool:

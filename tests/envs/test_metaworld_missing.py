@@ -3,13 +3,17 @@ its own), its tasks are left out of `rewardsmith tasks` and naming one says what
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
+from rewardsmith import extras
 from rewardsmith.cli import app
 from rewardsmith.envs import list_tasks, load_task
 from rewardsmith.envs.registry import unavailable_tasks
-from rewardsmith.envs.suites import METAWORLD, SuiteMissingError
+from rewardsmith.envs.suites import METAWORLD, ROBOTICS, SuiteMissingError
 
 runner = CliRunner()
 
@@ -28,3 +32,19 @@ def test_a_missing_metaworld_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) 
     result = runner.invoke(app, ["tasks", "show", "metaworld-reach"], env={"COLUMNS": "300"})
     assert result.exit_code == 1 and "rewardsmith[metaworld]" in result.output
     assert "Traceback" not in result.output
+
+
+def test_the_install_line_installs_this_checkout_not_a_package_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RewardSmith installs from its checkout (README: `pip install -e .`); a bare
+    `pip install 'rewardsmith[metaworld]'` would fetch whatever an index holds under that name."""
+    _, _, pip_args = METAWORLD.install_hint.partition("/bin/pip install ")
+    editable, requirement = shlex.split(pip_args)
+    checkout = Path(requirement.removesuffix("[metaworld]"))
+    assert editable == "-e" and requirement.endswith("[metaworld]")
+    assert 'name = "rewardsmith"' in (checkout / "pyproject.toml").read_text()
+    assert (checkout / "rewardsmith" / "extras.py").samefile(extras.__file__)
+    # Installed from a wheel (no checkout above the package), the line names the package.
+    monkeypatch.setattr(extras, "__file__", str(tmp_path / "site" / "rewardsmith" / "extras.py"))
+    assert ROBOTICS.install_hint.endswith("(pip install 'rewardsmith[robotics]')")

@@ -15,6 +15,8 @@ How a reward trains here (docs/jax_backend.md):
 
 from __future__ import annotations
 
+from rewardsmith.extras import pip_install
+
 BACKENDS = ("sb3", "jax")
 
 # Task ids with a JAX variant (module `rewardsmith.rl.jax.tasks`): gymnax and MJX.
@@ -22,7 +24,7 @@ GYMNAX_TASK_IDS = frozenset({"cartpole", "pendulum", "acrobot", "mountaincar-con
 MJX_TASK_IDS = frozenset({"halfcheetah", "hopper", "walker2d", "ant", "humanoid"})
 JAX_TASK_IDS = GYMNAX_TASK_IDS | MJX_TASK_IDS
 
-INSTALL_HINT = "install the JAX extra: pip install -e '.[jax]' (jax, brax, mujoco-mjx, gymnax)"
+INSTALL_HINT = f"install the JAX extra: {pip_install('jax')} (jax, brax, mujoco-mjx, gymnax)"
 
 
 class BackendUnavailable(ValueError):
