@@ -45,17 +45,29 @@ class LiveReporter:
         self.live = Live(
             get_renderable=self.render, console=console, refresh_per_second=4, transient=False
         )
+        self.drawing = False
+        self.start_lock = threading.Lock()  # not `lock`: starting draws, and drawing takes `lock`
 
     def __enter__(self) -> LiveReporter:
-        self.live.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.live.__exit__(None, None, None)
+        with self.start_lock:
+            if not self.drawing:
+                return
+            self.live.stop()
         if not self.console.is_terminal:
             # rich ends the last frame with a newline only on a terminal; piped to a file or
             # `tee`, what is printed next would continue the frame's last line.
             self.console.line()
+
+    def draw(self) -> None:
+        """Start drawing at the run's first round or candidate, so that an error before it (an
+        unknown task, a missing suite) is printed alone, not under an empty table."""
+        with self.start_lock:
+            if not self.drawing:
+                self.live.start()
+                self.drawing = True
 
     def render(self) -> Group:
         """The frame `Live` redraws from its own thread: the header, and the rows of the current
@@ -86,12 +98,14 @@ class LiveReporter:
 
     def round_started(self, round: int, attempt: int) -> None:
         """Switch the table to `round`; the rows of earlier rounds are no longer drawn."""
+        self.draw()
         with self.lock:
             self.round, self.attempt = round, attempt
 
     def candidate(self, key: CandidateKey | EvalKey, status: str, detail: str = "") -> None:
         """Update the candidate's row; a final state (rejected, trained, failed) is also logged
         above the table, so it stays on screen after the round is over."""
+        self.draw()
         with self.lock:
             self.rows[key] = {"status": status, "detail": detail}
         if status in ("rejected", "trained", "failed"):
@@ -101,6 +115,7 @@ class LiveReporter:
         """Draw the row as a 20-cell bar of steps done, full once `done` reaches `total`."""
         bar_width = 20
         filled = int(bar_width * min(done, total) / max(total, 1))
+        self.draw()
         with self.lock:
             self.rows[key] = {
                 "status": "training",
