@@ -30,6 +30,7 @@ def export(
         typer.Option("--candidate", "-c", help="Export this candidate (r01c02) instead."),
     ] = None,
     runs_dir: RunsDirOption = Path("runs"),
+    force: Annotated[bool, typer.Option("--force", help="Replace the file if it exists.")] = False,
 ) -> None:
     """Write the run's best reward function as a standalone .py file with a provenance header."""
     view = load(run, runs_dir)
@@ -53,6 +54,8 @@ def export(
     path = out or Path(f"reward_{view.run_id.replace('-', '_')}.py")
     if path.is_dir():
         path = path / f"reward_{view.run_id.replace('-', '_')}.py"
+    if path.exists() and not force:
+        fail(f"{path} exists", "pass --force to replace it, or choose another --out")
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rewardsmith.commands.common import RunArgument, RunsDirOption, console
+from rewardsmith.commands.common import RunArgument, RunsDirOption, console, fail
 from rewardsmith.commands.runs_list import load, run_errors
 from rewardsmith.runs.layout import REPORT_DIR
 
@@ -29,6 +29,8 @@ def report(
     """
     from rewardsmith.runs.report import write_report
 
+    if out is not None and out.exists() and not out.is_dir():
+        fail(f"{out} is a file, not a directory", "name a directory for --out (made if missing)")
     view = load(run, runs_dir)
     with run_errors():
         page, pngs = write_report(view, (out or view.path / REPORT_DIR).resolve())

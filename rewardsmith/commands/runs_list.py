@@ -22,9 +22,12 @@ if TYPE_CHECKING:
 def run_errors() -> Iterator[None]:
     """A missing, partial, damaged or newer-schema run becomes one clear line, not a traceback."""
     from rewardsmith.runs.schema import RunStoreError
+    from rewardsmith.runs.views import UnknownCandidateError
 
     try:
         yield
+    except UnknownCandidateError as exc:  # the message lists the run's candidates
+        fail(str(exc))
     except RunStoreError as exc:
         fail(str(exc), "list the runs with `rewardsmith runs --runs-dir DIR`")
     except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError) as exc:

@@ -27,6 +27,10 @@ _CODE_BLOCK = re.compile(r"```[a-z]*\n.*?```", re.DOTALL)
 _DESIGN_STAGE = {"extract_error": "design", "llm_error": "design"}
 
 
+class UnknownCandidateError(RunStoreError):
+    """A candidate reference that names none of the run's candidates (the run itself is fine)."""
+
+
 @dataclass
 class CandidateView:
     """One candidate: where it ended up, and where its files are."""
@@ -284,14 +288,16 @@ class RunView:
         elif ref.isdigit() and round is not None:
             wanted = CandidateKey(round, int(ref))
         else:
-            raise RunStoreError(
+            raise UnknownCandidateError(
                 f"{ref!r} is not a candidate: give a key like r01c02, or --round with an index"
             )
         for c in self.candidates:
             if (c.round, c.idx) == (wanted.round, wanted.idx):
                 return c
         known = ", ".join(c.key for c in self.candidates) or "none"
-        raise RunStoreError(f"run {self.run_id} has no candidate {wanted.label} (it has: {known})")
+        raise UnknownCandidateError(
+            f"run {self.run_id} has no candidate {wanted.label} (it has: {known})"
+        )
 
     def parent_of(self, candidate: CandidateView) -> CandidateView | None:
         """The candidate this one evolved from: the best so far when it was designed."""

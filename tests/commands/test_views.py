@@ -205,6 +205,26 @@ def test_export_writes_a_standalone_reward_with_its_provenance(
     assert code == 0 and out.startswith("# Reward function") and out.endswith(text[-200:])
 
 
+def test_export_and_report_never_replace_a_users_file(run_dir: Path, tmp_path: Path) -> None:
+    """`export -o` overwrote an existing file, and `report --out FILE` ended in a traceback."""
+    mine = tmp_path / "mine.py"
+    mine.write_text("my own reward\n")
+    code, out = invoke("export", run_dir, "--out", mine)
+    assert code == 1 and "exists" in out and "--force" in out
+    assert mine.read_text() == "my own reward\n"
+    code, out = invoke("export", run_dir, "--out", mine, "--force")
+    assert code == 0 and mine.read_text().startswith("# Reward function found by RewardSmith")
+    code, out = invoke("report", run_dir, "--out", mine)
+    assert code == 1 and "is a file, not a directory" in flat(out)
+    assert mine.read_text().startswith("# Reward function found by RewardSmith")
+
+
+def test_an_unknown_candidate_lists_the_runs_candidates_not_the_runs(run_dir: Path) -> None:
+    code, out = invoke("inspect", run_dir, "--candidate", "r09c09")
+    assert code == 1 and "has no candidate r09c09 (it has: r00c00" in flat(out)
+    assert "rewardsmith runs" not in out
+
+
 def test_fates_name_the_step_that_stopped_a_candidate() -> None:
     def fate(status: str, category: str | None = None) -> str:
         c = CandidateView(0, 1, 0, status, category, "why", None, None, None, Path("."))
