@@ -88,6 +88,9 @@ def _load(suite: Suite) -> None:
         patch_joint_helpers()
     else:
         importlib.import_module(suite.module)
+        from rewardsmith.envs.metaworld_compat import share_goal_draws
+
+        share_goal_draws()
 
 
 def ensure_registered(env_id: str) -> None:

@@ -186,6 +186,40 @@ def test_environments_can_be_made_from_several_threads_at_once() -> None:
         np.testing.assert_array_equal(obs, observations[0])
 
 
+def test_goal_draws_are_made_once_per_process_and_are_metaworlds_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Meta-World draws its 50 goals anew for every environment (0.5 CPU-s each); with a seed the
+    draw is kept for the process (envs/metaworld_compat.py). It must be the draw Meta-World makes,
+    and environments made from it must run the same episodes."""
+    import metaworld
+
+    reach, button = load_task("metaworld-reach"), load_task("metaworld-button-press")
+    reach.make_env().close()  # loads the suite, and the shared draw with it
+    shared = metaworld._make_tasks
+    shared.shared_draws.clear()  # other tests in this process drew before
+    envs = [reach.make_env() for _ in range(3)]
+    assert len(shared.shared_draws) == 1, "the same task and seed drew again"
+    button.make_env().close()
+    assert len(shared.shared_draws) == 2
+    assert metaworld.MT1("reach-v3", seed=0).train_tasks != (
+        metaworld.MT1("reach-v3", seed=1).train_tasks
+    )
+    kept = metaworld.MT1("reach-v3", seed=0).train_tasks
+
+    monkeypatch.setattr(metaworld, "_make_tasks", shared.__wrapped__)
+    assert metaworld.MT1("reach-v3", seed=0).train_tasks == kept
+    own = reach.make_env()
+    for seed in range(4):
+        expected, _ = own.reset(seed=seed)
+        for env in envs:
+            np.testing.assert_array_equal(env.reset(seed=seed)[0], expected)
+    action = np.full(4, 0.5, dtype=np.float32)
+    np.testing.assert_array_equal(envs[0].step(action)[0], own.step(action)[0])
+    for env in (*envs, own):
+        env.close()
+
+
 def expert_episode(
     adapter: TaskAdapter, seed: int, steps: int, wander_after_success: bool
 ) -> tuple[list[Any], list[Any], list[float], list[dict[str, Any]]]:

@@ -244,8 +244,9 @@ class MetaWorldTask(TaskAdapter):
     @override
     def make_env(self, **overrides: Any) -> gym.Env:
         # Meta-World draws its 50 goal variations from numpy's global generator, seeded and drawn
-        # in `gym.make`: two threads making environments at once (the loop's fan-out) interleave
-        # their draws, get repeated goals and fail Meta-World's "unique goals" assertion.
+        # in `gym.make` (once per process and task here: envs/metaworld_compat.py): two threads
+        # making environments at once (the loop's fan-out) would interleave their draws, get
+        # repeated goals and fail Meta-World's "unique goals" assertion.
         with _MAKE_LOCK:
             return _SeededReset(super().make_env(**overrides))
 
