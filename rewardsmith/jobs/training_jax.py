@@ -87,12 +87,7 @@ def train_reward_jax(
     on_progress: Any = None,
 ) -> Any:
     """`sandbox.training.train_reward` for `job.backend == "jax"`; the same `TrainOutcome`."""
-    from rewardsmith.jobs.training import (
-        TrainOutcome,
-        _read_checkpoints,
-        evaluate_policy,
-        progress_poll,
-    )
+    from rewardsmith.jobs.training import TrainOutcome, _read_checkpoints, progress_poll
 
     start = time.monotonic()
     job_dir, eval_dir = candidate_dir / layout.JOB_DIR, candidate_dir / layout.EVAL_DIR
@@ -124,14 +119,27 @@ def train_reward_jax(
         outcome.error, outcome.steps = trained.record.error, trained.record.steps
     _read_checkpoints(outcome, job_dir, trained.run)
     if outcome.error is None:
-        store = compile_store.store_for(job.task_id, "evaluator")
-        outcome.error, outcome.evaluation = evaluate_policy(
-            adapter, job, candidate_dir, sandbox, limits, EVALUATOR_MODULE, [store] if store else []
+        outcome.error, outcome.evaluation = evaluate_jax_policy(
+            adapter, job, candidate_dir, sandbox, limits
         )
-        if store is not None:
-            compile_store.harvest(eval_dir, store)
         outcome.ok = outcome.error is None
     if on_progress is not None and outcome.ok:
         on_progress(job.steps, job.steps)
     outcome.wall_s = time.monotonic() - start
     return outcome
+
+
+def evaluate_jax_policy(
+    adapter: TaskAdapter, job: TrainJob, candidate_dir: Path, sandbox: Sandbox, limits: Limits
+) -> tuple[RewardError | None, dict[str, Any]]:
+    """The reward-free JAX evaluator on the candidate's trained policy, reading the task's
+    compiled programs from the cache and leaving the ones it compiled there."""
+    from rewardsmith.jobs.training import evaluate_policy
+
+    store = compile_store.store_for(job.task_id, "evaluator")
+    result = evaluate_policy(
+        adapter, job, candidate_dir, sandbox, limits, EVALUATOR_MODULE, [store] if store else []
+    )
+    if store is not None:
+        compile_store.harvest(candidate_dir / layout.EVAL_DIR, store)
+    return result

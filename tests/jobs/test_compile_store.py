@@ -75,6 +75,7 @@ def test_a_second_evaluation_of_the_task_compiles_nothing(
     pytest.importorskip("gymnax")
     from rewardsmith.envs import load_task
     from rewardsmith.jobs.training import make_job, train_reward
+    from rewardsmith.jobs.training_jax import evaluate_jax_policy
     from rewardsmith.sandbox.executor import ProcessSandbox
     from rewardsmith.sandbox.types import Limits
 
@@ -83,14 +84,17 @@ def test_a_second_evaluation_of_the_task_compiles_nothing(
     job = make_job(adapter, steps=1024, seed=0, backend="jax")
     source = adapter.reward_source("human")
     store = tmp_path / "cache" / "xla-evaluator" / "cartpole"
-    outcomes, stored = [], []
-    for attempt in ("first", "second"):
-        outcome = train_reward(adapter, job, source, tmp_path / attempt, ProcessSandbox(), Limits())
-        assert outcome.ok, outcome.error
-        assert not (tmp_path / attempt / "eval" / SUBDIR).exists()
-        outcomes.append(outcome)
-        stored.append({p.name: p.stat().st_mtime_ns for p in store.iterdir()})
-    assert stored[0], "the first evaluator leaves its compiled programs in the store"
-    assert stored[1] == stored[0], "the second compiled nothing new and replaced nothing"
-    assert outcomes[0].fitness == outcomes[1].fitness
-    assert outcomes[0].evaluation == outcomes[1].evaluation
+    candidate = tmp_path / "candidate"
+    outcome = train_reward(adapter, job, source, candidate, ProcessSandbox(), Limits())
+    assert outcome.ok, outcome.error
+    first = {p.name: p.stat().st_mtime_ns for p in store.iterdir()}
+    assert first, "the first evaluator leaves its compiled programs in the store"
+    assert not (candidate / "eval" / SUBDIR).exists()
+
+    # The same policy evaluated again, in a fresh evaluation folder, as a rerun would.
+    error, evaluation = evaluate_jax_policy(adapter, job, candidate, ProcessSandbox(), Limits())
+    assert error is None, error
+    assert not (candidate / "eval" / SUBDIR).exists()
+    second = {p.name: p.stat().st_mtime_ns for p in store.iterdir()}
+    assert second == first, "the second compiled nothing new and replaced nothing"
+    assert evaluation == outcome.evaluation
