@@ -11,7 +11,10 @@ Two views, both from data the loop already has (no reward code runs here):
   on good rewards whose per-step pay hardly varies (1.07 against 1.06); thresholds were chosen on
   labelled rewards (benchmarks/hacking_flags.py, docs/benchmarks.md);
 - over training (the worker's checkpoints hold the reward return and the fitness): a return that
-  keeps rising after fitness has peaked and fallen, or that moves against fitness throughout.
+  keeps rising after fitness has peaked and fallen, or that moves against fitness throughout. A
+  fall counts only beyond twice its standard error over the checkpoints' episodes: a checkpoint
+  judges the policy on a few episodes (5 on Meta-World), and success rates of 5 episodes move
+  by 0.4 between checkpoints of a policy that is not getting worse.
 
 Either makes the candidate a `reward_hacking_suspect`: shown in the CLI and the run record, and
 told to the designer. A flag is a suspicion for a person or the designer to weigh, not a verdict.
@@ -35,6 +38,7 @@ TRAIN_CORRELATION = -0.5  # reward return vs fitness, Spearman, over the checkpo
 FITNESS_DROP = 0.25  # of the fitness range over training: a fall after the peak that counts
 RETURN_RISE = 0.02  # of the return range over training: a rise after the fitness peak that counts
 MIN_CHECKPOINTS = 4
+NOISE_SE = 2.0  # a fall after the peak counts beyond this many standard errors of the difference
 REFERENCE_MARGIN = 0.3  # below the environment's own reward's correlation, where that is lower
 
 
@@ -110,8 +114,11 @@ def bank_signals(
     return record
 
 
-def training_signals(checkpoints: list[dict[str, Any]]) -> dict[str, Any]:
-    """Whether the reward return rose while fitness fell over training; `suspect` with reasons."""
+def training_signals(
+    checkpoints: list[dict[str, Any]], noise_se: float = NOISE_SE
+) -> dict[str, Any]:
+    """Whether the reward return rose while fitness fell over training; `suspect` with reasons.
+    `noise_se` 0 counts any fall (the rule before the noise test, for benchmarks)."""
     points = [
         c
         for c in checkpoints
@@ -139,12 +146,23 @@ def training_signals(checkpoints: list[dict[str, Any]]) -> dict[str, Any]:
         fell = fit[peak] - fit_end
         rose = ret_end - ret[peak]
         meaningful = fit_range > 0.05 * max(abs(float(fit[peak])), 1e-9)
-        if meaningful and fell > FITNESS_DROP * fit_range and rose > RETURN_RISE * ret_range:
+        noise = noise_se * fall_standard_error(points[peak], points[-2:])
+        if (
+            meaningful
+            and fell > noise
+            and fell > FITNESS_DROP * fit_range
+            and rose > RETURN_RISE * ret_range
+        ):
             record["suspect"] = True
             record["reasons"].append(
                 f"over training its return rose from {ret[peak]:.4g} to {ret_end:.4g} after the "
                 "fitness peak "
                 f"({fit[peak]:.4g} at checkpoint {peak + 1}) while fitness fell to {fit_end:.4g}"
+                + (
+                    f" (beyond the checkpoints' noise, {noise_se:g} SE {noise:.2g})"
+                    if noise
+                    else ""
+                )
             )
     rising = (record["reward_trend"] or 0.0) > 0.5
     falling = (record["fitness_trend"] or 0.0) < -0.3
@@ -161,6 +179,21 @@ def training_signals(checkpoints: list[dict[str, Any]]) -> dict[str, Any]:
             f"over {len(points)} checkpoints)"
         )
     return record
+
+
+def fall_standard_error(peak: dict[str, Any], end: list[dict[str, Any]]) -> float:
+    """The standard error of (peak fitness - mean fitness of the `end` checkpoints), from their
+    per-episode fitness (Welch); 0 where a checkpoint does not list its episodes (older runs)."""
+    peak_episodes = peak.get("fitness_per_episode") or []
+    end_episodes = [f for c in end for f in c.get("fitness_per_episode") or []]
+    if (
+        len(peak_episodes) < 2
+        or len(end_episodes) < 2
+        or any(not c.get("fitness_per_episode") for c in end)
+    ):
+        return 0.0
+    a, b = np.asarray(peak_episodes, np.float64), np.asarray(end_episodes, np.float64)
+    return float(np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b)))
 
 
 def combine(bank: dict[str, Any] | None, training: dict[str, Any] | None) -> dict[str, Any]:

@@ -75,6 +75,31 @@ def test_return_rising_while_fitness_falls_is_flagged() -> None:
     assert not training_signals(_checkpoints([1, 2], [2, 1]))["suspect"]  # too few points to say
 
 
+def _success_checkpoints(returns: list[float], successes: list[int]) -> list[dict[str, Any]]:
+    """Checkpoints of a success-rate task judged on 5 episodes each, `successes[i]` of them won."""
+    points = _checkpoints(returns, [s / 5 for s in successes])
+    for point, won in zip(points, successes, strict=True):
+        point["fitness_per_episode"] = [1.0] * won + [0.0] * (5 - won)
+    return points
+
+
+def test_a_fall_within_the_checkpoints_noise_is_not_flagged() -> None:
+    # A Meta-World button-press candidate (r01c03 of a kept run): 3 of 5 episodes at its peak,
+    # 0 and 3 at the last two checkpoints, while SAC's return kept rising. The evaluator then
+    # scored the final policy 0.8 on 10 other episodes: the "fall" was the 5 episodes' noise.
+    returns = [100, 400, 700, 900, 1200, 1400, 1473, 1600, 1900, 2222]
+    noisy = training_signals(_success_checkpoints(returns, [0, 0, 1, 0, 1, 2, 3, 1, 0, 3]))
+    assert not noisy["suspect"]
+    assert training_signals(
+        _success_checkpoints(returns, [0, 0, 1, 0, 1, 2, 3, 1, 0, 3]), noise_se=0.0
+    )["suspect"]  # the rule before the noise test fired on it
+    # Every episode won at the peak and none at the end is a fall no noise explains.
+    fell = training_signals(_success_checkpoints(returns, [0, 1, 3, 5, 5, 4, 2, 1, 1, 0]))
+    assert fell["suspect"]
+    assert "after the fitness peak (1 at checkpoint 4)" in fell["reasons"][0]
+    assert "beyond the checkpoints' noise" in fell["reasons"][0]
+
+
 def test_paying_most_in_low_fitness_episodes_is_flagged_relative_to_the_task() -> None:
     fitness = np.arange(30, dtype=np.float64)
     returns = fitness.copy()  # the returns still order episodes like fitness (an alive bonus) ...
