@@ -282,11 +282,14 @@ def reflection(
                 [c["components"].get(name, 0.0) for c in checkpoints],
             )
         )
-    lines.append(_series_line("fitness", [c["fitness"] for c in checkpoints]))
-    if has_success:
-        lines.append(
-            _series_line("success rate", [c.get("success_rate") or 0.0 for c in checkpoints])
-        )
+    fitness = [c["fitness"] for c in checkpoints]
+    success = [c.get("success_rate") or 0.0 for c in checkpoints]
+    if has_success and success == fitness:  # Meta-World, Fetch: one series, said once
+        lines.append(_series_line("fitness (the success rate)", fitness))
+    else:
+        lines.append(_series_line("fitness", fitness))
+        if has_success:
+            lines.append(_series_line("success rate", success))
     lines.append(_series_line("episode length", [c["episode_length"] for c in checkpoints]))
     advice = advice_for(checkpoints, has_success)
     text = render(

@@ -205,6 +205,21 @@ def test_the_reflection_carries_the_analysis_and_the_flag() -> None:
     assert data["lines"]
 
 
+def test_a_fitness_that_is_the_success_rate_is_listed_once() -> None:
+    checkpoints = _checkpoints([1, 2, 3, 4], [0.0, 0.2, 0.6, 0.8])
+    for point in checkpoints:
+        point["success_rate"] = point["fitness"]
+    code = "def compute_reward(state, action, next_state): ..."
+    text, _ = reflection({"fitness": 0.8, "checkpoints": checkpoints}, code, True)
+    assert "fitness (the success rate): [0, 0.2, 0.6, 0.8]" in text
+    assert "success rate: [" not in text
+    # Where fitness is something else (a score), both series are listed.
+    for point in checkpoints:
+        point["success_rate"] = 0.5
+    text, _ = reflection({"fitness": 0.8, "checkpoints": checkpoints}, code, True)
+    assert "fitness: [0, 0.2, 0.6, 0.8]" in text and "success rate: [0.5, 0.5, 0.5, 0.5]" in text
+
+
 # --- end to end ----------------------------------------------------------------------------------
 
 
