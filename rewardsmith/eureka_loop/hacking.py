@@ -139,31 +139,9 @@ def training_signals(
     record["reward_fitness_corr"] = corr
     record["reward_trend"] = spearman(ret, steps)
     record["fitness_trend"] = spearman(fit, steps)
-    fit_range, ret_range = float(np.ptp(fit)), float(np.ptp(ret))
-    peak = int(np.argmax(fit))
-    if peak <= len(points) - 3 and fit_range > 0:
-        fit_end, ret_end = float(np.mean(fit[-2:])), float(np.mean(ret[-2:]))
-        fell = fit[peak] - fit_end
-        rose = ret_end - ret[peak]
-        meaningful = fit_range > 0.05 * max(abs(float(fit[peak])), 1e-9)
-        noise = noise_se * fall_standard_error(points[peak], points[-2:])
-        if (
-            meaningful
-            and fell > noise
-            and fell > FITNESS_DROP * fit_range
-            and rose > RETURN_RISE * ret_range
-        ):
-            record["suspect"] = True
-            record["reasons"].append(
-                f"over training its return rose from {ret[peak]:.4g} to {ret_end:.4g} after the "
-                "fitness peak "
-                f"({fit[peak]:.4g} at checkpoint {peak + 1}) while fitness fell to {fit_end:.4g}"
-                + (
-                    f" (beyond the checkpoints' noise, {noise_se:g} SE {noise:.2g})"
-                    if noise
-                    else ""
-                )
-            )
+    if reason := fall_after_peak(points, ret, fit, noise_se):
+        record["suspect"] = True
+        record["reasons"].append(reason)
     rising = (record["reward_trend"] or 0.0) > 0.5
     falling = (record["fitness_trend"] or 0.0) < -0.3
     if (
@@ -179,6 +157,35 @@ def training_signals(
             f"over {len(points)} checkpoints)"
         )
     return record
+
+
+def fall_after_peak(
+    points: list[dict[str, Any]], ret: np.ndarray, fit: np.ndarray, noise_se: float
+) -> str | None:
+    """The reason to flag a return that kept rising after the fitness peak while fitness fell
+    (by a meaningful share of its range, and beyond `noise_se` standard errors); else None."""
+    fit_range, ret_range = float(np.ptp(fit)), float(np.ptp(ret))
+    peak = int(np.argmax(fit))
+    if peak > len(points) - 3 or fit_range <= 0:
+        return None
+    fit_end, ret_end = float(np.mean(fit[-2:])), float(np.mean(ret[-2:]))
+    fell = fit[peak] - fit_end
+    rose = ret_end - ret[peak]
+    meaningful = fit_range > 0.05 * max(abs(float(fit[peak])), 1e-9)
+    noise = noise_se * fall_standard_error(points[peak], points[-2:])
+    if not (
+        meaningful
+        and fell > noise
+        and fell > FITNESS_DROP * fit_range
+        and rose > RETURN_RISE * ret_range
+    ):
+        return None
+    beyond = f" (beyond the checkpoints' noise, {noise_se:g} SE {noise:.2g})" if noise else ""
+    return (
+        f"over training its return rose from {ret[peak]:.4g} to {ret_end:.4g} after the fitness "
+        f"peak ({fit[peak]:.4g} at checkpoint {peak + 1}) while fitness fell to {fit_end:.4g}"
+        + beyond
+    )
 
 
 def fall_standard_error(peak: dict[str, Any], end: list[dict[str, Any]]) -> float:
