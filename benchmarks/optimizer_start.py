@@ -1,15 +1,19 @@
-"""What TorchDynamo's import costs a training program, and what standing in for it saves.
+"""What a module the training worker stands in for costs its start, and what the stand-in saves.
 
-torch's optimizers import TorchDynamo on their first call (`programs/no_dynamo.py`). This runs the
-SB3 training worker (`python -m rewardsmith.programs.train_sb3 JOB`) on a tiny job twice per
+torch's optimizers import TorchDynamo on their first call (`programs/no_dynamo.py`, the default
+`--stand-in`); `import torch` imports its tracing machinery (`programs/no_tracing.py`). This runs
+the SB3 training worker (`python -m rewardsmith.programs.train_sb3 JOB`) on a tiny job twice per
 repetition, alternated: as shipped (the stand-in), and with the stand-in kept out so the real
-module loads. Both run outside the sandbox, which costs both the same; the job, seed and
-interpreter are the same, and the saved actor must be equal. Run:
+modules load. Both run outside the sandbox, which costs both the same; the job, seed and
+interpreter are the same, and the saved actor must be equal. Wall and CPU time are both kept (CPU
+time moves less when something else shares the cores). Run:
 
     .venv/bin/python benchmarks/optimizer_start.py --reps 5
+    .venv/bin/python benchmarks/optimizer_start.py --reps 5 --stand-in no_tracing
 
-Writes benchmarks/results/optimizer_start.json and .md (see docs/benchmarks.md). Compare the two
-as a ratio within one run: the machines are shared.
+Writes benchmarks/results/optimizer_start.json and .md (`optimizer_start+no_tracing.*` for the
+other stand-in; see docs/benchmarks.md). Compare the two as a ratio within one run: the machines
+are shared.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import hashlib
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -40,27 +45,38 @@ STEPS = 1024
 RUN = """
 import runpy, sys, types
 if sys.argv[1] == "real":
-    sys.modules["rewardsmith.programs.no_dynamo"] = types.ModuleType("no_dynamo")
+    sys.modules["rewardsmith.programs." + sys.argv[3]] = types.ModuleType(sys.argv[3])
 sys.argv = ["train_sb3", sys.argv[2]]
 runpy.run_module("rewardsmith.programs.train_sb3", run_name="__main__")
 """
 VARIANTS = ("stand-in", "real")
+STAND_INS = {  # the stand-in's module: what it keeps out, and its results' name
+    "no_dynamo": ("TorchDynamo's import", "optimizer_start"),
+    "no_tracing": ("torch's tracing machinery", "optimizer_start+no_tracing"),
+}
 
 
-def run_once(variant: str, template: Path, scratch: Path) -> tuple[float, str]:
-    """Seconds of one worker run on a fresh copy of the job, and its actor's digest."""
+def run_once(
+    variant: str, stand_in: str, template: Path, scratch: Path
+) -> tuple[float, float, str]:
+    """Wall and CPU seconds of one worker run on a fresh copy of the job, and its actor's
+    digest."""
     job_dir = scratch / variant
     shutil.rmtree(job_dir, ignore_errors=True)
     shutil.copytree(template, job_dir)
     env = {**os.environ, "HOME": str(scratch), "OMP_NUM_THREADS": "1"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
-    subprocess.run([sys.executable, "-c", RUN, variant, str(job_dir)], check=True, env=env)
+    command = [sys.executable, "-c", RUN, variant, str(job_dir), stand_in]
+    subprocess.run(command, check=True, env=env)
     elapsed = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     actor = hashlib.sha256((job_dir / files.ACTOR_FILE).read_bytes()).hexdigest()
-    return elapsed, actor
+    return elapsed, cpu, actor
 
 
-def measure(reps: int) -> list[dict[str, Any]]:
+def measure(reps: int, stand_in: str = "no_dynamo") -> list[dict[str, Any]]:
     """Each task's worker run with the stand-in and with the real module, `reps` times each."""
     rows = []
     with tempfile.TemporaryDirectory() as scratch_name:
@@ -75,13 +91,16 @@ def measure(reps: int) -> list[dict[str, Any]]:
             assert source is not None
             (template / files.REWARD_FILE).write_text(source)
             times: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
+            cpu: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
             actors: set[str] = set()
             for _ in range(reps):
                 for variant in VARIANTS:
-                    elapsed, actor = run_once(variant, template, scratch)
+                    elapsed, seconds, actor = run_once(variant, stand_in, template, scratch)
                     times[variant].append(elapsed)
+                    cpu[variant].append(seconds)
                     actors.add(actor)
             medians = {variant: statistics.median(ts) for variant, ts in times.items()}
+            cpu_medians = {variant: statistics.median(ts) for variant, ts in cpu.items()}
             rows.append(
                 {
                     "task": task_id,
@@ -89,36 +108,45 @@ def measure(reps: int) -> list[dict[str, Any]]:
                     "median_s": medians,
                     "times_s": times,
                     "ratio": medians["stand-in"] / medians["real"],
+                    "median_cpu_s": cpu_medians,
+                    "cpu_s": cpu,
+                    "cpu_ratio": cpu_medians["stand-in"] / cpu_medians["real"],
                     "same_actor": len(actors) == 1,
                 }
             )
     return rows
 
 
-def write(rows: list[dict[str, Any]], reps: int) -> None:
-    """The rows as JSON, and a table of medians."""
+def write(rows: list[dict[str, Any]], reps: int, stand_in: str = "no_dynamo") -> Path:
+    """The rows as JSON, and a table of medians; returns the table's path."""
+    what, stem = STAND_INS[stand_in]
+    flag = "" if stand_in == "no_dynamo" else f" --stand-in {stand_in}"
     meta = {
         "date": dt.date.today().isoformat(),
         "machine": f"{platform.node()} ({os.cpu_count()} cores)",
-        "command": f"benchmarks/optimizer_start.py --reps {reps}",
+        "command": f"benchmarks/optimizer_start.py --reps {reps}{flag}",
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "optimizer_start.json").write_text(json.dumps({**meta, "rows": rows}, indent=2))
+    (RESULTS / f"{stem}.json").write_text(json.dumps({**meta, "rows": rows}, indent=2))
     lines = [
-        f"# The training worker with and without TorchDynamo's import "
+        f"# The training worker with and without {what} "
         f"({meta['date']}, {meta['machine']}, `{meta['command']}`)",
         "",
-        "| task | steps | with the stand-in | with the real module | ratio | same actor |",
-        "|---|---:|---:|---:|---:|---|",
+        "| task | steps | with the stand-in | with the real module | ratio "
+        "| CPU, stand-in | CPU, real | CPU ratio | same actor |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in rows:
-        median = row["median_s"]
+        median, cpu = row["median_s"], row["median_cpu_s"]
         lines.append(
             f"| {row['task']} | {row['steps']:,} | {median['stand-in']:.2f} s "
-            f"| {median['real']:.2f} s | {row['ratio']:.2f}x | {row['same_actor']} |"
+            f"| {median['real']:.2f} s | {row['ratio']:.2f}x | {cpu['stand-in']:.2f} s "
+            f"| {cpu['real']:.2f} s | {row['cpu_ratio']:.2f}x | {row['same_actor']} |"
         )
     lines += ["", f"Medians of {reps} runs each, alternated, outside the sandbox."]
-    (RESULTS / "optimizer_start.md").write_text("\n".join(lines) + "\n")
+    path = RESULTS / f"{stem}.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def main() -> None:
@@ -127,10 +155,12 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--reps", type=int, default=5, help="runs per task and variant")
+    parser.add_argument(
+        "--stand-in", choices=sorted(STAND_INS), default="no_dynamo", help="the stand-in to weigh"
+    )
     args = parser.parse_args()
-    rows = measure(args.reps)
-    write(rows, args.reps)
-    print((RESULTS / "optimizer_start.md").read_text())
+    rows = measure(args.reps, args.stand_in)
+    print(write(rows, args.reps, args.stand_in).read_text())
 
 
 if __name__ == "__main__":

@@ -77,6 +77,9 @@ def trained_policy(job: TrainJob, work_dir: Path, policy_dir: Path) -> tuple[Tas
 
 def learner_policy(job: TrainJob, adapter: TaskAdapter, policy_dir: Path) -> Policy:
     """The deterministic policy of the learner rebuilt with SB3 and the worker's tensors."""
+    import rewardsmith.programs.no_tracing  # before torch is imported
+
+    # isort: split
     import rewardsmith.programs.no_dynamo  # before torch builds an optimizer
     import rewardsmith.programs.no_tensorboard  # noqa: F401  (before SB3 is imported)
 

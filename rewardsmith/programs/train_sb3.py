@@ -21,6 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+import rewardsmith.programs.no_tracing  # before torch is imported
+
+# isort: split
 import torch
 
 import rewardsmith.programs.no_remote_logging  # before SB3 imports TensorBoard
