@@ -19,7 +19,7 @@ from rewardsmith.commands.common import (
     print_json,
 )
 from rewardsmith.commands.text import untrusted
-from rewardsmith.runs.versus_human import versus_human_text
+from rewardsmith.runs.versus_human import undefined_score_text, versus_human_text
 
 if TYPE_CHECKING:
     from rewardsmith.eureka_loop.evaluation import EvalKey
@@ -85,7 +85,11 @@ def evaluate(
     if report.get("note"):
         console.print(f"{report['note']}: its seeds stand for the human arm too")
     score = report["human_normalized_score"]
-    console.print(f"[bold]human-normalised score:[/] {fmt(score, '.3f', missing='n/a')}")
+    undefined = undefined_score_text(report["human"]["fitness"], report["sparse"]["fitness"])
+    score_text = (
+        fmt(score, ".3f", missing="n/a") if score is not None or not undefined else undefined
+    )
+    console.print(f"[bold]human-normalised score:[/] {score_text}")
     comparison = versus_human_text(report.get("versus_human"))
     if comparison:
         console.print(comparison)

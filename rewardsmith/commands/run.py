@@ -25,7 +25,7 @@ from rewardsmith.commands.run_options import with_config_options
 from rewardsmith.commands.text import untrusted
 from rewardsmith.eureka_loop.config import LoopConfig
 from rewardsmith.runs.loop_time import loop_time_text
-from rewardsmith.runs.versus_human import held_up_text, versus_human_text
+from rewardsmith.runs.versus_human import held_up_text, undefined_score_text, versus_human_text
 
 
 def _print_result(result: dict[str, Any]) -> None:
@@ -126,6 +126,8 @@ def _score_meaning(result: dict[str, Any]) -> str:
         result["human_fitness"],
         result["sparse_fitness"],
     )
+    if undefined := undefined_score_text(human, sparse):
+        return undefined
     if best is None or sparse is None or human >= sparse:
         return "1.0 = as good as the human reward, above 1 = better"
     return (

@@ -25,7 +25,7 @@ from rewardsmith.commands.runs_list import load
 from rewardsmith.commands.text import plain, untrusted
 from rewardsmith.runs.layout import tensorboard_logs
 from rewardsmith.runs.loop_time import loop_time_text
-from rewardsmith.runs.versus_human import held_up_text, versus_human_text
+from rewardsmith.runs.versus_human import held_up_text, undefined_score_text, versus_human_text
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
 
 STATUS_STYLES = {"trained": "green", "rejected": "red", "failed": "red", "designed": "yellow"}
@@ -103,10 +103,11 @@ def print_header(view: RunView) -> None:
     print_finals(view)
     if view.evaluation is not None:
         final = (view.evaluation.get("best") or {}).get("fitness")
+        score = view.human_normalized_score
         console.print(
             f"final evaluation (fresh seeds): best {fmt(final)}, human {fmt(view.human_fitness)}, "
             f"sparse {fmt(view.sparse_fitness)}; human-normalised score "
-            f"{fmt(view.human_normalized_score, '.2f')}",
+            + (fmt(score, ".2f") if score is not None else _undefined(view)),
             highlight=False,
         )
         comparison = versus_human_text(view.evaluation.get("versus_human"))
@@ -122,6 +123,11 @@ def print_header(view: RunView) -> None:
         console.print(timing, highlight=False)
     print_videos(view)
     print_human_judgements(view)
+
+
+def _undefined(view: RunView) -> str:
+    """The score's place where it has no value: why, where the reason is known."""
+    return undefined_score_text(view.human_fitness, view.sparse_fitness) or fmt(None)
 
 
 def print_finals(view: RunView) -> None:

@@ -89,3 +89,15 @@ def versus_human_text(comparison: dict[str, Any] | None) -> str | None:
     if not all(isinstance(v, int | float) for v in (difference, two_se)):
         return None
     return f"best - human = {difference:+.4g} (2 SE {two_se:.2g}): {_WORDS[comparison['verdict']]}"
+
+
+def undefined_score_text(human: float | None, sparse: float | None) -> str | None:
+    """Why the human-normalised score (best - sparse) / |human - sparse| has no value where the
+    human and sparse rewards scored the same (success tasks at their ceiling: Fetch, drawer-close);
+    None where that is not the reason."""
+    if human is None or sparse is None or human != sparse:
+        return None
+    return (
+        f"undefined: the human and the sparse reward both scored {human:.4g} on the fresh seeds, "
+        "so compare the best with the human reward directly"
+    )

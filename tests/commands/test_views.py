@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from rewardsmith.atomic import write_record
 from rewardsmith.cli import app
 from rewardsmith.reward.static import check_source
 from rewardsmith.runs.schema import read_record
@@ -298,3 +299,23 @@ def test_a_run_stopped_mid_round_shows_what_there_is(run_dir: Path, tmp_path: Pa
     assert code == 0 and (tmp_path / "report" / "report.html").is_file()
     assert not (tmp_path / "report" / "evaluation.png").exists()
     assert "no final evaluation" in (tmp_path / "report" / "report.html").read_text()
+
+
+def test_show_says_why_a_score_of_equal_human_and_sparse_rewards_has_no_value(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    # A success task at its ceiling (drawer-close: best, human and sparse all 1.0): the score
+    # divides by human - sparse = 0.
+    ceiling = copy_run(run_dir, tmp_path / "ceiling")
+    evaluation = read_record(ceiling / "evaluation" / "evaluation.json")
+    for arm in ("best", "human", "sparse"):
+        evaluation[arm]["fitness"] = 1.0
+    evaluation["human_normalized_score"] = None
+    write_record(ceiling / "evaluation" / "evaluation.json", evaluation)
+    code, out = invoke("show", ceiling)
+    assert code == 0, out
+    assert (
+        "best 1, human 1, sparse 1; human-normalised score undefined: the human and the sparse "
+        "reward both scored 1 on the fresh seeds, so compare the best with the human reward "
+        "directly" in flat(out)
+    )

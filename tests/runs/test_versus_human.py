@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rewardsmith.runs.versus_human import versus_human, versus_human_text
+from rewardsmith.runs.versus_human import undefined_score_text, versus_human, versus_human_text
 
 
 def test_versus_human_judges_the_difference_by_twice_its_standard_error() -> None:
@@ -22,3 +22,9 @@ def test_versus_human_judges_the_difference_by_twice_its_standard_error() -> Non
     assert text.startswith("best - human = +0.037 (2 SE ") and "beyond the noise" in text
     assert versus_human_text({"verdict": "best ever", "difference": 1, "two_se": 0}) is None
     assert versus_human_text({"verdict": "better", "difference": "1"}) is None
+
+
+def test_a_score_without_value_says_why_only_where_human_equals_sparse() -> None:
+    text = undefined_score_text(1.0, 1.0) or ""
+    assert text.startswith("undefined: the human and the sparse reward both scored 1 ")
+    assert undefined_score_text(0.9, 1.0) is None and undefined_score_text(None, 1.0) is None
