@@ -27,16 +27,16 @@ from rewardsmith.stand_in import install, load_real
 NAME = "torch._meta_registrations"
 TRACERS = frozenset(
     {
-        "torch._dynamo",  # torch.compile
+        "torch._dynamo",  # torch.compile; its own import breaks without the module first
         "torch._inductor",
         "torch._functorch.aot_autograd",
         "torch.export._trace",  # torch.export.export
-        "torch._decomp",  # decomposition tables (make_fx)
-        "torch._refs",
-        "torch._prims",
-        "torch.utils._content_store",  # imports torch._prims, which must come first
     }
 )
+"""The tracers' entry modules. None is imported by the real module itself: one that were would
+run twice (once in the restore, once for the import that asked for it). TorchDynamo's import
+fails without the module in place (a cycle between `torch.utils._content_store` and
+`torch._prims` that the usual order hides)."""
 
 
 class RestoreBeforeTracing(importlib.abc.MetaPathFinder):
