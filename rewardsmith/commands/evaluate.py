@@ -85,9 +85,10 @@ def evaluate(
     if report.get("note"):
         console.print(f"{report['note']}: its seeds stand for the human arm too")
     score = report["human_normalized_score"]
-    undefined = undefined_score_text(report["human"]["fitness"], report["sparse"]["fitness"])
     score_text = (
-        fmt(score, ".3f", missing="n/a") if score is not None or not undefined else undefined
+        fmt(score, ".3f")
+        if score is not None
+        else undefined_score_text(report["human"]["fitness"], report["sparse"]["fitness"]) or "n/a"
     )
     console.print(f"[bold]human-normalised score:[/] {score_text}")
     comparison = versus_human_text(report.get("versus_human"))

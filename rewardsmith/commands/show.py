@@ -107,7 +107,11 @@ def print_header(view: RunView) -> None:
         console.print(
             f"final evaluation (fresh seeds): best {fmt(final)}, human {fmt(view.human_fitness)}, "
             f"sparse {fmt(view.sparse_fitness)}; human-normalised score "
-            + (fmt(score, ".2f") if score is not None else _undefined(view)),
+            + (
+                fmt(score, ".2f")
+                if score is not None
+                else undefined_score_text(view.human_fitness, view.sparse_fitness) or fmt(None)
+            ),
             highlight=False,
         )
         comparison = versus_human_text(view.evaluation.get("versus_human"))
@@ -123,11 +127,6 @@ def print_header(view: RunView) -> None:
         console.print(timing, highlight=False)
     print_videos(view)
     print_human_judgements(view)
-
-
-def _undefined(view: RunView) -> str:
-    """The score's place where it has no value: why, where the reason is known."""
-    return undefined_score_text(view.human_fitness, view.sparse_fitness) or fmt(None)
 
 
 def print_finals(view: RunView) -> None:
