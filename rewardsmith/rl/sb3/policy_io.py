@@ -77,10 +77,10 @@ def save_policy(model: BaseAlgorithm, path: Path) -> None:
     torch.save(model.policy.state_dict(), path)
 
 
-def save_actor(model: BaseAlgorithm, path: Path) -> None:
-    """The layers of the policy's deterministic action as float32 arrays, for the evaluator and
-    the video program to compute it without torch (`rl.sb3.actor`). Nothing is written for a
-    policy whose action is more than dense layers (they then rebuild the learner)."""
+def actor_arrays(model: BaseAlgorithm) -> dict[str, np.ndarray] | None:
+    """The layers of the policy's deterministic action as float32 arrays (copies), for
+    `rl.sb3.actor` to compute it without torch; None for a policy whose action is more than
+    dense layers."""
     policy: Any = model.policy
     if isinstance(model, SAC):
         hidden, head = policy.actor.latent_pi, policy.actor.mu
@@ -88,15 +88,21 @@ def save_actor(model: BaseAlgorithm, path: Path) -> None:
         hidden, head = policy.mlp_extractor.policy_net, policy.action_net
     linears = [layer for layer in hidden if isinstance(layer, torch.nn.Linear)]
     if not isinstance(head, torch.nn.Linear) or any(lin.bias is None for lin in [*linears, head]):
-        return
-    arrays: dict[str, Any] = {}
-    for i, layer in enumerate(linears):
-        weight_name, bias_name = hidden_names(i)
-        arrays[weight_name] = layer.weight.detach().numpy()
-        arrays[bias_name] = layer.bias.detach().numpy()
-    arrays[HEAD_NAMES[0]] = head.weight.detach().numpy()
-    arrays[HEAD_NAMES[1]] = head.bias.detach().numpy()
-    np.savez(path, **arrays)
+        return None
+    names = [hidden_names(i) for i in range(len(linears))] + [HEAD_NAMES]
+    arrays: dict[str, np.ndarray] = {}
+    for layer, (weight_name, bias_name) in zip([*linears, head], names, strict=True):
+        arrays[weight_name] = layer.weight.detach().numpy().copy()
+        arrays[bias_name] = layer.bias.detach().numpy().copy()
+    return arrays
+
+
+def save_actor(model: BaseAlgorithm, path: Path) -> None:
+    """The actor's layers (`actor_arrays`) for the evaluator and the video program; nothing is
+    written for a policy whose action is more than dense layers (they then rebuild the learner)."""
+    arrays = actor_arrays(model)
+    if arrays is not None:
+        np.savez(path, **arrays)
 
 
 def load_policy(model: BaseAlgorithm, path: Path) -> None:
