@@ -1,19 +1,24 @@
-"""What a module the training worker stands in for costs its start, and what the stand-in saves.
+"""What a module the training worker stands in for costs its start, and what the stand-in saves;
+and what computing the checkpoints' actions in numpy saves a tiny training.
 
 torch's optimizers import TorchDynamo on their first call (`programs/no_dynamo.py`, the default
 `--stand-in`); `import torch` imports its tracing machinery (`programs/no_tracing.py`). This runs
 the SB3 training worker (`python -m rewardsmith.programs.train_sb3 JOB`) on a tiny job twice per
 repetition, alternated: as shipped (the stand-in), and with the stand-in kept out so the real
-modules load. Both run outside the sandbox, which costs both the same; the job, seed and
-interpreter are the same, and the saved actor must be equal. Wall and CPU time are both kept (CPU
-time moves less when something else shares the cores). Run:
+modules load. `--stand-in numpy_checkpoints` weighs the checkpoints instead: as shipped they
+compute the policy's deterministic action in numpy (`rl.sb3.actor`, as the evaluator does); the
+other variant asks SB3's `predict`, as before 2026-12-07. Both run outside the sandbox, which
+costs both the same; the job, seed and interpreter are the same, and the saved actor must be
+equal. Wall and CPU time are both kept (CPU time moves less when something else shares the
+cores). Run:
 
     .venv/bin/python benchmarks/optimizer_start.py --reps 5
     .venv/bin/python benchmarks/optimizer_start.py --reps 5 --stand-in no_tracing
+    .venv/bin/python benchmarks/optimizer_start.py --reps 5 --stand-in numpy_checkpoints
 
-Writes benchmarks/results/optimizer_start.json and .md (`optimizer_start+no_tracing.*` for the
-other stand-in; see docs/benchmarks.md). Compare the two as a ratio within one run: the machines
-are shared.
+Writes benchmarks/results/optimizer_start.json and .md (`optimizer_start+no_tracing.*` and
+`checkpoint_policy.*` for the others; see docs/benchmarks.md). Compare the two as a ratio within
+one run: the machines are shared.
 """
 
 from __future__ import annotations
@@ -41,10 +46,14 @@ from rewardsmith.jobs.training import make_job
 RESULTS = Path(__file__).resolve().parent / "results"
 TASKS = ("line", "cartpole")
 STEPS = 1024
-# The worker as shipped, or with the stand-in's module replaced by an empty one first.
+# The worker as shipped, or with the stand-in's module replaced by an empty one first (or, for
+# the checkpoints, with the numpy actor said not to cover the policy, so SB3's predict acts).
 RUN = """
 import runpy, sys, types
-if sys.argv[1] == "real":
+if sys.argv[1] == "real" and sys.argv[3] == "numpy_checkpoints":
+    import rewardsmith.rl.sb3.actor as actor
+    actor.actor_kind = lambda *spaces: None
+elif sys.argv[1] == "real":
     sys.modules["rewardsmith.programs." + sys.argv[3]] = types.ModuleType(sys.argv[3])
 sys.argv = ["train_sb3", sys.argv[2]]
 runpy.run_module("rewardsmith.programs.train_sb3", run_name="__main__")
@@ -53,6 +62,7 @@ VARIANTS = ("stand-in", "real")
 STAND_INS = {  # the stand-in's module: what it keeps out, and its results' name
     "no_dynamo": ("TorchDynamo's import", "optimizer_start"),
     "no_tracing": ("torch's tracing machinery", "optimizer_start+no_tracing"),
+    "numpy_checkpoints": ("SB3's predict at the checkpoints", "checkpoint_policy"),
 }
 
 
@@ -129,11 +139,11 @@ def write(rows: list[dict[str, Any]], reps: int, stand_in: str = "no_dynamo") ->
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{stem}.json").write_text(json.dumps({**meta, "rows": rows}, indent=2))
     lines = [
-        f"# The training worker with and without {what} "
+        f"# The training worker as shipped and with {what} "
         f"({meta['date']}, {meta['machine']}, `{meta['command']}`)",
         "",
-        "| task | steps | with the stand-in | with the real module | ratio "
-        "| CPU, stand-in | CPU, real | CPU ratio | same actor |",
+        "| task | steps | as shipped | with it | ratio "
+        "| CPU, as shipped | CPU, with it | CPU ratio | same actor |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in rows:

@@ -56,7 +56,10 @@ def test_checkpoints_act_as_the_learner_does(
             parameter.add_(0.3 * torch.randn_like(parameter))
     rng = np.random.default_rng(0)
     obs = rng.normal(scale=3.0, size=(128, *env.observation_space.shape)).astype(np.float32)
-    env.obs_rms.mean, env.obs_rms.var = rng.normal(size=obs.shape[1:]), rng.uniform(1, 4, obs.shape[1:])
+    env.obs_rms.mean, env.obs_rms.var = (
+        rng.normal(size=obs.shape[1:]),
+        rng.uniform(1, 4, obs.shape[1:]),
+    )
     expected = model.predict(env.normalize_obs(obs), deterministic=True)[0]
     callback = ReflectionCallback(adapter, job, tmp_path, reward=None)
     callback.init_callback(model)

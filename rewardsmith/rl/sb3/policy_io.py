@@ -77,7 +77,7 @@ def save_policy(model: BaseAlgorithm, path: Path) -> None:
     torch.save(model.policy.state_dict(), path)
 
 
-def actor_arrays(model: BaseAlgorithm) -> dict[str, np.ndarray] | None:
+def actor_arrays(model: BaseAlgorithm) -> dict[str, Any] | None:
     """The layers of the policy's deterministic action as float32 arrays (copies), for
     `rl.sb3.actor` to compute it without torch; None for a policy whose action is more than
     dense layers."""
@@ -90,7 +90,7 @@ def actor_arrays(model: BaseAlgorithm) -> dict[str, np.ndarray] | None:
     if not isinstance(head, torch.nn.Linear) or any(lin.bias is None for lin in [*linears, head]):
         return None
     names = [hidden_names(i) for i in range(len(linears))] + [HEAD_NAMES]
-    arrays: dict[str, np.ndarray] = {}
+    arrays: dict[str, Any] = {}
     for layer, (weight_name, bias_name) in zip([*linears, head], names, strict=True):
         arrays[weight_name] = layer.weight.detach().numpy().copy()
         arrays[bias_name] = layer.bias.detach().numpy().copy()
