@@ -3,6 +3,7 @@ as the learner does, in numpy where the evaluator would."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import torch
 from stable_baselines3.common.vec_env import VecNormalize
 
 from rewardsmith.envs import load_task
-from rewardsmith.job_spec import TrainJob
+from rewardsmith.jobs.training import make_job
 from rewardsmith.programs.train_sb3 import ReflectionCallback, tensorboard_tag
 from rewardsmith.rl.sb3.policy_io import build_model
 from rewardsmith.rl.sb3.vec_reward import make_vec_env
@@ -39,15 +40,8 @@ def test_checkpoints_act_as_the_learner_does(
     task_id: str, algo: str, hyperparams: dict[str, Any], in_numpy: bool, tmp_path: Path
 ) -> None:
     adapter = load_task(task_id)
-    job = TrainJob(
-        task_id=task_id,
-        algo=algo,
-        steps=256,
-        seed=1,
-        n_envs=1,
-        normalize_obs=True,
-        hyperparams=hyperparams,
-        n_checkpoints=2,
+    job = replace(
+        make_job(adapter, steps=256, seed=1), algo=algo, n_envs=1, hyperparams=hyperparams
     )
     env = VecNormalize(make_vec_env(adapter, 1, 1))
     model = build_model(job, env)
