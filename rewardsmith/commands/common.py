@@ -16,6 +16,7 @@ from rich.text import Text
 from rewardsmith.choices import Algo, Backend, SandboxChoice
 from rewardsmith.commands.text import untrusted
 from rewardsmith.eureka_loop.config import SANDBOX_ENV, config_help
+from rewardsmith.runs.versus_human import undefined_score_text
 
 console = Console(log_path=False)
 err_console = Console(stderr=True)
@@ -91,3 +92,13 @@ def print_json(data: Any) -> None:
 def fmt(value: float | None, spec: str = ".4g", missing: str = "-") -> str:
     """A number as every command prints one; `missing` stands for a value there is none of."""
     return missing if value is None else format(value, spec)
+
+
+def score_text(
+    score: float | None, human: float | None, sparse: float | None, spec: str, missing: str = "-"
+) -> str:
+    """The human-normalised score as `fmt` prints it, or, where it has no value because the human
+    and the sparse reward scored the same, why (`undefined_score_text`)."""
+    if score is None:
+        return undefined_score_text(human, sparse) or missing
+    return format(score, spec)

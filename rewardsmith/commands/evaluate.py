@@ -17,9 +17,10 @@ from rewardsmith.commands.common import (
     fail,
     fmt,
     print_json,
+    score_text,
 )
 from rewardsmith.commands.text import untrusted
-from rewardsmith.runs.versus_human import undefined_score_text, versus_human_text
+from rewardsmith.runs.versus_human import versus_human_text
 
 if TYPE_CHECKING:
     from rewardsmith.eureka_loop.evaluation import EvalKey
@@ -84,13 +85,14 @@ def evaluate(
     console.print(table)
     if report.get("note"):
         console.print(f"{report['note']}: its seeds stand for the human arm too")
-    score = report["human_normalized_score"]
-    score_text = (
-        fmt(score, ".3f")
-        if score is not None
-        else undefined_score_text(report["human"]["fitness"], report["sparse"]["fitness"]) or "n/a"
+    score = score_text(
+        report["human_normalized_score"],
+        report["human"]["fitness"],
+        report["sparse"]["fitness"],
+        ".3f",
+        missing="n/a",
     )
-    console.print(f"[bold]human-normalised score:[/] {score_text}")
+    console.print(f"[bold]human-normalised score:[/] {score}")
     comparison = versus_human_text(report.get("versus_human"))
     if comparison:
         console.print(comparison)

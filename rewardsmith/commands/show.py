@@ -20,12 +20,13 @@ from rewardsmith.commands.common import (
     console,
     fmt,
     print_json,
+    score_text,
 )
 from rewardsmith.commands.runs_list import load
 from rewardsmith.commands.text import plain, untrusted
 from rewardsmith.runs.layout import tensorboard_logs
 from rewardsmith.runs.loop_time import loop_time_text
-from rewardsmith.runs.versus_human import held_up_text, undefined_score_text, versus_human_text
+from rewardsmith.runs.versus_human import held_up_text, versus_human_text
 from rewardsmith.runs.views import CandidateView, RoundView, RunView
 
 STATUS_STYLES = {"trained": "green", "rejected": "red", "failed": "red", "designed": "yellow"}
@@ -103,15 +104,12 @@ def print_header(view: RunView) -> None:
     print_finals(view)
     if view.evaluation is not None:
         final = (view.evaluation.get("best") or {}).get("fitness")
-        score = view.human_normalized_score
+        score = score_text(
+            view.human_normalized_score, view.human_fitness, view.sparse_fitness, ".2f"
+        )
         console.print(
             f"final evaluation (fresh seeds): best {fmt(final)}, human {fmt(view.human_fitness)}, "
-            f"sparse {fmt(view.sparse_fitness)}; human-normalised score "
-            + (
-                fmt(score, ".2f")
-                if score is not None
-                else undefined_score_text(view.human_fitness, view.sparse_fitness) or fmt(None)
-            ),
+            f"sparse {fmt(view.sparse_fitness)}; human-normalised score {score}",
             highlight=False,
         )
         comparison = versus_human_text(view.evaluation.get("versus_human"))
