@@ -155,6 +155,7 @@ def test_tasks_lists_each_tasks_backends() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.mjx
 def test_run_halfcheetah_on_mjx_from_the_cli(tmp_path: Path) -> None:
     """`rewardsmith run halfcheetah --backend jax` end to end (critic, preference check, MJX
     training, reward-free evaluation). Most of its minutes on two cores are XLA compiling."""

@@ -124,6 +124,7 @@ def _untrained_on_jax(task_id: str, candidate_dir: Path) -> tuple[TaskAdapter, T
 
 
 @pytest.mark.slow
+@pytest.mark.mjx
 def test_a_halfcheetah_policy_on_mjx_is_filmed_from_its_mjx_states(tmp_path: Path) -> None:
     ok, message = rendering_status()
     if not ok:
