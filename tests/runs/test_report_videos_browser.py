@@ -22,14 +22,17 @@ from tests.judging.chromium import AVAILABLE, WHY_NOT, start_chrome
 H264 = 'video/mp4; codecs="avc1.42E01E"'
 # Appended to a copy of the page: once every video has its metadata, each is sought to 1 s (half
 # its length if shorter), the decoded frame is drawn on a canvas, and what the browser saw is
-# written, as JSON, to the body's data-videos attribute for --dump-dom to show.
+# written, as JSON, to the body's data-videos attribute for --dump-dom to show. `seeked` can fire
+# before a loaded machine's Chromium has the sought frame ready to draw (a black canvas, once in
+# four suites on 2026-12-07), so a black drawing is drawn again, every 0.1 s for up to 10 s: a
+# browser that cannot decode the codec still draws nothing.
 VIDEO_PROBE = """<script>
 function probe(video) {
   return new Promise((resolve) => {
     const fail = () => resolve({error: video.error ? video.error.code : -1});
     video.addEventListener("error", fail, {once: true});
     const seek = () => {
-      video.addEventListener("seeked", () => {
+      const draw = (tries) => {
         const canvas = document.createElement("canvas");
         canvas.width = video.videoWidth;
         canvas.height = video.videoHeight;
@@ -43,6 +46,10 @@ function probe(video) {
           sum += grey;
           sumSq += grey * grey;
         }
+        if (lit === 0 && tries < 100) {
+          setTimeout(() => draw(tries + 1), 100);
+          return;
+        }
         const n = pixels.length / 4, mean = sum / n;
         resolve({
           readyState: video.readyState,
@@ -52,8 +59,10 @@ function probe(video) {
           currentTime: video.currentTime,
           litFraction: lit / n,
           std: Math.sqrt(Math.max(0, sumSq / n - mean * mean)),
+          draws: tries + 1,
         });
-      }, {once: true});
+      };
+      video.addEventListener("seeked", () => draw(0), {once: true});
       video.currentTime = Math.min(1, video.duration / 2);
     };
     if (video.readyState >= 1) seek();
